@@ -1,0 +1,51 @@
+// jx error types. User mistakes throw a subclass of jx::Error; bugs inside jx throw
+// jx::InternalError, which deliberately does not derive from jx::Error so that a
+// `catch (const jx::Error&)` around user code never swallows a library bug.
+#pragma once
+#include <stdexcept>
+#include <string>
+
+namespace jx {
+
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Incompatible or invalid shapes (broadcasting, reshape sizes, contraction dims).
+class ShapeError : public Error {
+ public:
+  using Error::Error;
+};
+// Wrong or unsupported dtype for an operation.
+class DTypeError : public Error {
+ public:
+  using Error::Error;
+};
+// Bad axis, index or index type.
+class IndexError : public Error {
+ public:
+  using Error::Error;
+};
+// A valid type but a bad value (negative size, unknown mode string, ...).
+class ValueError : public Error {
+ public:
+  using Error::Error;
+};
+// A file that cannot be read or written, or whose contents are malformed.
+class IOError : public Error {
+ public:
+  using Error::Error;
+};
+// A traced value was used where a concrete one is needed.
+class ConcretizationError : public Error {
+ public:
+  using Error::Error;
+};
+
+class InternalError : public std::logic_error {
+ public:
+  using std::logic_error::logic_error;
+};
+
+}  // namespace jx

@@ -1,0 +1,8 @@
+// The whole public API of jx.
+#pragma once
+#include "jx/array.h"
+#include "jx/dtype.h"
+#include "jx/error.h"
+#include "jx/lax.h"
+#include "jx/numpy.h"
+#include "jx/shape.h"

@@ -1,0 +1,5 @@
+// jnp: io.
+#pragma once
+#include "jx/array.h"
+
+namespace jx::numpy {}  // namespace jx::numpy

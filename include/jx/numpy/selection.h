@@ -1,0 +1,5 @@
+// jnp: selection.
+#pragma once
+#include "jx/array.h"
+
+namespace jx::numpy {}  // namespace jx::numpy

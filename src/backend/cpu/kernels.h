@@ -1,0 +1,40 @@
+// CPU kernels: pointers + shapes in, results out. Each fast kernel has a naive reference
+// beside it (suffix _reference) that the tests use as the oracle.
+#pragma once
+#include <cstdint>
+
+#include "jx/dtype.h"
+
+namespace jx::cpu {
+
+enum class BinaryOp {
+  Add, Sub, Mul, Div, Rem, Pow, Max, Min, Atan2, Nextafter,
+  And, Or, Xor, ShiftLeft, ShiftRightArithmetic, ShiftRightLogical,
+  Eq, Ne, Lt, Le, Gt, Ge,
+};
+
+// out[i] = a[i] op b[i] over `ndim`-d shapes; a and b have dims equal to out's or 1.
+// Comparisons write bool; everything else writes `dtype`.
+void binary(BinaryOp op, DType dtype, const void* a, const int64_t* a_shape, const void* b,
+            const int64_t* b_shape, void* out, const int64_t* out_shape, int ndim);
+void binary_reference(BinaryOp op, DType dtype, const void* a, const int64_t* a_shape,
+                      const void* b, const int64_t* b_shape, void* out, const int64_t* out_shape,
+                      int ndim);
+
+}  // namespace jx::cpu
+
+namespace jx::cpu {
+
+// dst (contiguous, out_shape) = src read through `src_strides` (elements, one per out dim;
+// 0 broadcasts). Serves broadcast_in_dim, transpose and strided slices.
+void copy_strided(size_t itemsize, const void* src, const int64_t* src_strides, void* dst,
+                  const int64_t* out_shape, int ndim);
+void copy_strided_reference(size_t itemsize, const void* src, const int64_t* src_strides,
+                            void* dst, const int64_t* out_shape, int ndim);
+
+// dst[i] = convert(src[i]) for n elements. Float -> int truncates toward zero and
+// saturates (NaN -> 0), as XLA on CPU; anything -> bool is (x != 0).
+void convert(DType from, DType to, const void* src, void* dst, int64_t n);
+void convert_reference(DType from, DType to, const void* src, void* dst, int64_t n);
+
+}  // namespace jx::cpu

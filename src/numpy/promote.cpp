@@ -1,0 +1,86 @@
+#include "numpy/promote.h"
+
+#include "support/str.h"
+
+namespace jx::numpy::detail {
+
+std::vector<Array> promote(std::vector<Array> xs) {
+  if (xs.empty()) return xs;
+  TypedKind r{xs[0].dtype(), xs[0].weak_type()};
+  for (size_t i = 1; i < xs.size(); ++i) r = jx::promote(r, {xs[i].dtype(), xs[i].weak_type()});
+  for (auto& x : xs) x = lax::convert_element_type(x, r.dtype, r.weak);
+  return xs;
+}
+
+std::vector<Array> promote_inexact(std::vector<Array> xs) {
+  xs = promote(std::move(xs));
+  if (!xs.empty() && !is_floating(xs[0].dtype())) {
+    for (auto& x : xs) x = lax::convert_element_type(x, DType::Float32, x.weak_type());
+  }
+  return xs;
+}
+
+Shape broadcast_shapes(const char* op, const std::vector<Shape>& shapes) {
+  size_t rank = 0;
+  for (const auto& s : shapes) rank = std::max(rank, s.size());
+  Shape out(rank, 1);
+  for (const auto& s : shapes) {
+    size_t off = rank - s.size();
+    for (size_t i = 0; i < s.size(); ++i) {
+      int64_t d = s[i], &o = out[off + i];
+      if (d == o || d == 1) continue;
+      if (o == 1) {
+        o = d;
+        continue;
+      }
+      std::string all;
+      for (size_t k = 0; k < shapes.size(); ++k) all += (k ? " and " : "") + shape_str(shapes[k]);
+      throw ShapeError(str("[", op, "] shapes ", all, " are incompatible for broadcasting: ", o,
+                           " vs ", d, " at axis ", off + i - rank));
+    }
+  }
+  return out;
+}
+
+Array expand_to_rank(const Array& x, size_t rank) {
+  if (size_t(x.ndim()) >= rank) return x;
+  Shape s(rank - size_t(x.ndim()), 1);
+  for (auto d : x.shape()) s.push_back(d);
+  return lax::reshape(x, s);
+}
+
+std::vector<Array> equalize_ranks(std::vector<Array> xs) {
+  size_t rank = 0;
+  for (auto& x : xs) rank = std::max(rank, size_t(x.ndim()));
+  for (auto& x : xs) x = expand_to_rank(x, rank);
+  return xs;
+}
+
+Array broadcast_to(const char* op, const Array& x, const Shape& shape) {
+  if (x.shape() == shape) return x;
+  Shape target = broadcast_shapes(op, {x.shape(), shape});
+  if (target != shape)
+    throw ShapeError(str("[", op, "] cannot broadcast an array of shape ", shape_str(x.shape()),
+                         " to shape ", shape_str(shape)));
+  std::vector<int64_t> dims;
+  size_t off = shape.size() - size_t(x.ndim());
+  for (int i = 0; i < x.ndim(); ++i) dims.push_back(int64_t(off) + i);
+  return lax::broadcast_in_dim(x, shape, dims);
+}
+
+namespace {
+Array check_shapes_and_apply(LaxBinary f, std::vector<Array> xs) {
+  xs = equalize_ranks(std::move(xs));
+  return f(xs[0], xs[1]);
+}
+}  // namespace
+
+Array binary(LaxBinary f, const Array& a, const Array& b) {
+  return check_shapes_and_apply(f, promote({a, b}));
+}
+
+Array binary_inexact(LaxBinary f, const Array& a, const Array& b) {
+  return check_shapes_and_apply(f, promote_inexact({a, b}));
+}
+
+}  // namespace jx::numpy::detail

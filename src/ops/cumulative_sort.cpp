@@ -1,0 +1,8 @@
+// Family: cumulative_sort (see ops/primitives.def). Rules are filled by the foundation issue's work.
+#include "ops/common.h"
+
+namespace jx::ops {
+
+void register_cumulative_sort() {}
+
+}  // namespace jx::ops

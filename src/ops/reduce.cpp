@@ -1,0 +1,8 @@
+// Family: reduce (see ops/primitives.def). Rules are filled by the foundation issue's work.
+#include "ops/common.h"
+
+namespace jx::ops {
+
+void register_reduce() {}
+
+}  // namespace jx::ops
