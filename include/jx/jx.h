@@ -5,4 +5,6 @@
 #include "jx/error.h"
 #include "jx/lax.h"
 #include "jx/numpy.h"
+#include "jx/random.h"
 #include "jx/shape.h"
+#include "jx/tree.h"

@@ -128,17 +128,24 @@ Array iota(DType dtype, int64_t size);
 Array broadcasted_iota(DType dtype, const Shape& shape, int64_t dimension);
 
 // ---- slicing, gather, scatter ----
+// strides: empty means all 1 (jax's None); all must be positive (use rev for negative steps).
 Array slice(const Array& x, const std::vector<int64_t>& start, const std::vector<int64_t>& limit,
             const std::vector<int64_t>& strides = {});
 Array slice_in_dim(const Array& x, int64_t start, int64_t limit, int64_t stride = 1,
                    int64_t axis = 0);
-// Start indices are clamped so that the slice stays in bounds, as in XLA.
+// Start indices (integer scalars of one dtype) are clamped so that the slice stays in
+// bounds, as in XLA; with allow_negative_indices a negative start counts from the end first.
 Array dynamic_slice(const Array& x, const std::vector<Array>& start_indices,
-                    const std::vector<int64_t>& slice_sizes);
+                    const std::vector<int64_t>& slice_sizes, bool allow_negative_indices = true);
 Array dynamic_update_slice(const Array& x, const Array& update,
-                           const std::vector<Array>& start_indices);
+                           const std::vector<Array>& start_indices,
+                           bool allow_negative_indices = true);
+Array dynamic_slice_in_dim(const Array& x, const Array& start, int64_t size, int64_t axis = 0);
+Array dynamic_index_in_dim(const Array& x, const Array& index, int64_t axis = 0,
+                           bool keepdims = true);
 
 // XLA's gather/scatter dimension numbers (lax.GatherDimensionNumbers, ScatterDimensionNumbers).
+// The index vector is always the last dim of the indices, as in jax.
 struct GatherDimensionNumbers {
   std::vector<int64_t> offset_dims, collapsed_slice_dims, start_index_map, operand_batching_dims,
       start_indices_batching_dims;
@@ -147,26 +154,38 @@ struct ScatterDimensionNumbers {
   std::vector<int64_t> update_window_dims, inserted_window_dims, scatter_dims_to_operand_dims,
       operand_batching_dims, scatter_indices_batching_dims;
 };
+// clip: clamp each window into bounds. fill_or_drop: gather fills out-of-bounds windows with
+// fill_value (default NaN / min int / max uint / true), scatter drops them.
+// promise_in_bounds: what XLA does in practice — gather clamps, scatter drops.
 enum class GatherScatterMode { clip, fill_or_drop, promise_in_bounds };
+// As jax.lax.gather, whose mode=None means promise_in_bounds.
 Array gather(const Array& operand, const Array& start_indices, const GatherDimensionNumbers& dnums,
              const std::vector<int64_t>& slice_sizes,
-             GatherScatterMode mode = GatherScatterMode::fill_or_drop,
-             std::optional<double> fill_value = std::nullopt);
+             GatherScatterMode mode = GatherScatterMode::promise_in_bounds,
+             std::optional<double> fill_value = std::nullopt, bool indices_are_sorted = false,
+             bool unique_indices = false);
+// As jax.lax.scatter*, whose mode=None means fill_or_drop. Duplicate indices all apply
+// (scatter_add accumulates; for scatter the last update wins).
 Array scatter(const Array& operand, const Array& indices, const Array& updates,
               const ScatterDimensionNumbers& dnums,
-              GatherScatterMode mode = GatherScatterMode::fill_or_drop);
+              GatherScatterMode mode = GatherScatterMode::fill_or_drop,
+              bool indices_are_sorted = false, bool unique_indices = false);
 Array scatter_add(const Array& operand, const Array& indices, const Array& updates,
                   const ScatterDimensionNumbers& dnums,
-                  GatherScatterMode mode = GatherScatterMode::fill_or_drop);
+                  GatherScatterMode mode = GatherScatterMode::fill_or_drop,
+                  bool indices_are_sorted = false, bool unique_indices = false);
 Array scatter_mul(const Array& operand, const Array& indices, const Array& updates,
                   const ScatterDimensionNumbers& dnums,
-                  GatherScatterMode mode = GatherScatterMode::fill_or_drop);
+                  GatherScatterMode mode = GatherScatterMode::fill_or_drop,
+                  bool indices_are_sorted = false, bool unique_indices = false);
 Array scatter_min(const Array& operand, const Array& indices, const Array& updates,
                   const ScatterDimensionNumbers& dnums,
-                  GatherScatterMode mode = GatherScatterMode::fill_or_drop);
+                  GatherScatterMode mode = GatherScatterMode::fill_or_drop,
+                  bool indices_are_sorted = false, bool unique_indices = false);
 Array scatter_max(const Array& operand, const Array& indices, const Array& updates,
                   const ScatterDimensionNumbers& dnums,
-                  GatherScatterMode mode = GatherScatterMode::fill_or_drop);
+                  GatherScatterMode mode = GatherScatterMode::fill_or_drop,
+                  bool indices_are_sorted = false, bool unique_indices = false);
 
 // ---- contractions ----
 struct DotDimensionNumbers {

@@ -54,10 +54,14 @@ Pool& pool() {
 }
 
 void* os_alloc(size_t rounded) {
-  void* p = std::aligned_alloc(rounded >= kHugeThreshold ? kHugeThreshold : kAlign, rounded);
+  // Large blocks: 2 MiB aligned and sized (aligned_alloc needs a multiple of the
+  // alignment) and backed by transparent huge pages, which cut first-touch cost ~50x here.
+  bool huge = rounded >= kHugeThreshold;
+  size_t align = huge ? kHugeThreshold : kAlign;
+  size_t bytes = (rounded + align - 1) / align * align;
+  void* p = std::aligned_alloc(align, bytes);
   if (!p) throw std::bad_alloc();
-  // Large blocks: transparent huge pages cut first-touch cost by ~50x here.
-  if (rounded >= kHugeThreshold) madvise(p, rounded, MADV_HUGEPAGE);
+  if (huge) madvise(p, bytes, MADV_HUGEPAGE);
   return p;
 }
 

@@ -11,4 +11,20 @@ Array convert_element_type(const Array& x, DType new_dtype, bool weak_type) {
                {{"new_dtype", new_dtype}, {"weak_type", weak_type}});
 }
 
+Array bitcast_convert_type(const Array& x, DType new_dtype) {
+  return bind1(Prim::BitcastConvertType, {x}, {{"new_dtype", new_dtype}});
+}
+
+Array select_n(const Array& which, const std::vector<Array>& cases) {
+  std::vector<Array> in;
+  in.reserve(cases.size() + 1);
+  in.push_back(which);
+  in.insert(in.end(), cases.begin(), cases.end());
+  return bind1(Prim::SelectN, std::span<const Array>(in));
+}
+
+Array clamp(const Array& lo, const Array& x, const Array& hi) {
+  return bind1(Prim::Clamp, {lo, x, hi});
+}
+
 }  // namespace jx::lax

@@ -1,4 +1,6 @@
-// Binary elementwise primitives: arithmetic, bitwise, shifts, comparisons.
+// Binary elementwise primitives: arithmetic, bitwise, shifts, comparisons. Dtype rules as
+// jax/_src/lax/lax.py: mul/add/sub/div/rem need a numeric dtype (jnp maps bool + and * to
+// or/and), pow/atan2/nextafter a floating one, bitwise ops ints or bool, shifts ints.
 #include "backend/cpu/kernels.h"
 #include "ops/common.h"
 
@@ -17,10 +19,10 @@ struct BinarySpec {
 constexpr BinarySpec kSpecs[] = {
     {Prim::Add, cpu::BinaryOp::Add, Allowed::Numeric, false},
     {Prim::Sub, cpu::BinaryOp::Sub, Allowed::Numeric, false},
-    {Prim::Mul, cpu::BinaryOp::Mul, Allowed::Any, false},
+    {Prim::Mul, cpu::BinaryOp::Mul, Allowed::Numeric, false},
     {Prim::Div, cpu::BinaryOp::Div, Allowed::Numeric, false},
     {Prim::Rem, cpu::BinaryOp::Rem, Allowed::Numeric, false},
-    {Prim::Pow, cpu::BinaryOp::Pow, Allowed::Numeric, false},
+    {Prim::Pow, cpu::BinaryOp::Pow, Allowed::Float, false},
     {Prim::Max, cpu::BinaryOp::Max, Allowed::Any, false},
     {Prim::Min, cpu::BinaryOp::Min, Allowed::Any, false},
     {Prim::Atan2, cpu::BinaryOp::Atan2, Allowed::Float, false},
@@ -73,9 +75,13 @@ Avals binary_abstract_eval(std::span<const Aval> in, const Params&) {
   const char* op = name(P);
   require_same_dtype(op, in);
   if (!allowed(s.allowed, in[0].dtype))
-    throw DTypeError(str("[", op, "] needs ", allowed_str(s.allowed), ", got ", avals_str(in)));
+    throw DTypeError(str("[", op, "] needs ", allowed_str(s.allowed), ", got ", avals_str(in),
+                         s.allowed == Allowed::Float
+                             ? "; convert with astype, or use the jnp function, which promotes"
+                             : "; convert with astype"));
   Shape shape = elementwise_shape(op, in);
-  if (s.compare) return {Aval{shape, DType::Bool, false}};
+  // As lax's naryop: the result is weak only when every operand is (comparisons too).
+  if (s.compare) return {Aval{shape, DType::Bool, all_weak(in)}};
   return {Aval{shape, in[0].dtype, all_weak(in)}};
 }
 

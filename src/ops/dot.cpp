@@ -1,8 +1,105 @@
-// Family: dot (see ops/primitives.def). Rules are filled by the foundation issue's work.
+// Contractions: dot_general (XLA's DotGeneral). Output dims: batch, lhs free, rhs free.
+#include "backend/cpu/dot.h"
 #include "ops/common.h"
 
 namespace jx::ops {
+namespace {
 
-void register_dot() {}
+const char* kOp = "dot_general";
+
+std::string pair_str(const Aval& l, const Aval& r) { return str(aval_str(l), " · ", aval_str(r)); }
+
+void check_dims(const char* what, const std::vector<int64_t>& dims, const Aval& x,
+                std::vector<int>& used, const Aval& l, const Aval& r) {
+  const int64_t nd = int64_t(x.shape.size());
+  for (int64_t d : dims) {
+    if (d < 0 || d >= nd)
+      throw IndexError(str("[dot_general] ", what, " ", list_str(dims),
+                           " is out of range for an operand of rank ", nd, ": ", pair_str(l, r),
+                           "; dimension numbers are non-negative and below the rank"));
+    if (used[size_t(d)]++)
+      throw ValueError(str("[dot_general] ", what, " ", list_str(dims), " repeats dimension ", d,
+                           " of ", aval_str(x), " (each dimension may be batch or contracting, "
+                           "and appear once): ", pair_str(l, r)));
+  }
+}
+
+// JAX's _validate_preferred_element_type.
+void check_preferred(DType input, DType pref, const Aval& l, const Aval& r) {
+  const bool in_int = is_integer(input), pref_int = is_integer(pref);
+  const bool in_float = is_floating(input), pref_float = is_floating(pref);
+  if (!(in_int && pref_float)) {
+    if ((in_int && !pref_int) || (in_float && !pref_float))
+      throw DTypeError(str("[dot_general] preferred_element_type ", dtype_name(pref),
+                           " is incompatible with the operands ", pair_str(l, r),
+                           "; the allowed (input, preferred) kinds are (integer, integer), "
+                           "(integer, floating) and (floating, floating)"));
+    if (is_signed_integer(input) && !is_signed_integer(pref))
+      throw DTypeError(str("[dot_general] preferred_element_type ", dtype_name(pref),
+                           " must have the same signedness as the operands ", pair_str(l, r)));
+  }
+  if (itemsize(pref) < itemsize(input))
+    throw DTypeError(str("[dot_general] preferred_element_type ", dtype_name(pref),
+                         " must not be narrower than the operands ", pair_str(l, r)));
+}
+
+Avals dot_general_abstract_eval(std::span<const Aval> in, const Params& p) {
+  const Aval &l = in[0], &r = in[1];
+  require_same_dtype(kOp, in);
+  const auto &lc = p.ints("lhs_contracting"), &rc = p.ints("rhs_contracting");
+  const auto &lb = p.ints("lhs_batch"), &rb = p.ints("rhs_batch");
+  if (lc.size() != rc.size())
+    throw ShapeError(str("[dot_general] lhs_contracting ", list_str(lc), " and rhs_contracting ",
+                         list_str(rc), " must have the same length: ", pair_str(l, r)));
+  if (lb.size() != rb.size())
+    throw ShapeError(str("[dot_general] lhs_batch ", list_str(lb), " and rhs_batch ",
+                         list_str(rb), " must have the same length: ", pair_str(l, r)));
+  std::vector<int> lused(l.shape.size(), 0), rused(r.shape.size(), 0);
+  check_dims("lhs_batch", lb, l, lused, l, r);
+  check_dims("lhs_contracting", lc, l, lused, l, r);
+  check_dims("rhs_batch", rb, r, rused, l, r);
+  check_dims("rhs_contracting", rc, r, rused, l, r);
+  for (size_t i = 0; i < lb.size(); ++i)
+    if (l.shape[size_t(lb[i])] != r.shape[size_t(rb[i])])
+      throw ShapeError(str("[dot_general] batch dimensions differ: ", pair_str(l, r), "; lhs dim ",
+                           lb[i], " has size ", l.shape[size_t(lb[i])], ", rhs dim ", rb[i],
+                           " has size ", r.shape[size_t(rb[i])]));
+  for (size_t i = 0; i < lc.size(); ++i)
+    if (l.shape[size_t(lc[i])] != r.shape[size_t(rc[i])])
+      throw ShapeError(str("[dot_general] contracting dimensions differ: ", pair_str(l, r),
+                           "; lhs dim ", lc[i], " has size ", l.shape[size_t(lc[i])],
+                           ", rhs dim ", rc[i], " has size ", r.shape[size_t(rc[i])],
+                           "; transpose an operand or choose other contracting dimensions"));
+  Shape out;
+  for (int64_t d : lb) out.push_back(l.shape[size_t(d)]);
+  for (size_t d = 0; d < l.shape.size(); ++d)
+    if (!lused[d]) out.push_back(l.shape[d]);
+  for (size_t d = 0; d < r.shape.size(); ++d)
+    if (!rused[d]) out.push_back(r.shape[d]);
+  if (p.has("preferred_element_type")) {
+    DType pref = p.dtype("preferred_element_type");
+    check_preferred(l.dtype, pref, l, r);
+    return {Aval{out, pref, false}};
+  }
+  return {Aval{out, l.dtype, all_weak(in)}};
+}
+
+void dot_general_impl(std::span<const Array> in, std::span<Array> out, const Params& p) {
+  const auto& l = detail::impl_of(in[0]);
+  const auto& r = detail::impl_of(in[1]);
+  cpu::DotDims d{p.ints("lhs_contracting"), p.ints("rhs_contracting"), p.ints("lhs_batch"),
+                 p.ints("rhs_batch")};
+  cpu::dot_general(l.dtype, out[0].dtype(), l.buffer->data(), l.shape.data(), int(l.shape.size()),
+                   r.buffer->data(), r.shape.data(), int(r.shape.size()), d,
+                   detail::raw_data(out[0]));
+}
+
+}  // namespace
+
+void register_dot() {
+  auto& d = mutable_info(Prim::DotGeneral);
+  d.abstract_eval = dot_general_abstract_eval;
+  d.impl = dot_general_impl;
+}
 
 }  // namespace jx::ops

@@ -1,8 +1,496 @@
-// Family: indexing (see ops/primitives.def). Rules are filled by the foundation issue's work.
+// Family: indexing — slice, dynamic_slice, dynamic_update_slice, gather, scatter,
+// scatter_add, scatter_mul, scatter_min, scatter_max. Shape rules follow XLA/JAX
+// (jax/_src/lax/slicing.py); the index vector of gather/scatter is the last indices dim.
+#include "ops/indexing.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <omp.h>
+
+#include "backend/cpu/gather.h"
+#include "backend/cpu/kernels.h"
+#include "backend/cpu/loops.h"
 #include "ops/common.h"
+#include "support/dtype_switch.h"
 
 namespace jx::ops {
 
-void register_indexing() {}
+// ---- params ----
+namespace {
+size_t hash_dims(size_t h, const std::vector<int64_t>& v) {
+  for (auto x : v) h = h * 1000003u ^ std::hash<int64_t>()(x);
+  return h * 31u + v.size();
+}
+std::string tuple_str(const std::vector<int64_t>& v) { return list_str(v); }
+}  // namespace
+
+std::string GatherDnumsParam::str() const {
+  return jx::str("GatherDimensionNumbers(offset_dims=", tuple_str(d.offset_dims),
+                 ", collapsed_slice_dims=", tuple_str(d.collapsed_slice_dims),
+                 ", start_index_map=", tuple_str(d.start_index_map),
+                 ", operand_batching_dims=", tuple_str(d.operand_batching_dims),
+                 ", start_indices_batching_dims=", tuple_str(d.start_indices_batching_dims), ")");
+}
+bool GatherDnumsParam::equals(const ParamObject& other) const {
+  auto* o = dynamic_cast<const GatherDnumsParam*>(&other);
+  return o && o->d.offset_dims == d.offset_dims &&
+         o->d.collapsed_slice_dims == d.collapsed_slice_dims &&
+         o->d.start_index_map == d.start_index_map &&
+         o->d.operand_batching_dims == d.operand_batching_dims &&
+         o->d.start_indices_batching_dims == d.start_indices_batching_dims;
+}
+size_t GatherDnumsParam::hash() const {
+  size_t h = 17;
+  for (auto* v : {&d.offset_dims, &d.collapsed_slice_dims, &d.start_index_map,
+                  &d.operand_batching_dims, &d.start_indices_batching_dims})
+    h = hash_dims(h, *v);
+  return h;
+}
+
+std::string ScatterDnumsParam::str() const {
+  return jx::str("ScatterDimensionNumbers(update_window_dims=", tuple_str(d.update_window_dims),
+                 ", inserted_window_dims=", tuple_str(d.inserted_window_dims),
+                 ", scatter_dims_to_operand_dims=", tuple_str(d.scatter_dims_to_operand_dims),
+                 ", operand_batching_dims=", tuple_str(d.operand_batching_dims),
+                 ", scatter_indices_batching_dims=", tuple_str(d.scatter_indices_batching_dims),
+                 ")");
+}
+bool ScatterDnumsParam::equals(const ParamObject& other) const {
+  auto* o = dynamic_cast<const ScatterDnumsParam*>(&other);
+  return o && o->d.update_window_dims == d.update_window_dims &&
+         o->d.inserted_window_dims == d.inserted_window_dims &&
+         o->d.scatter_dims_to_operand_dims == d.scatter_dims_to_operand_dims &&
+         o->d.operand_batching_dims == d.operand_batching_dims &&
+         o->d.scatter_indices_batching_dims == d.scatter_indices_batching_dims;
+}
+size_t ScatterDnumsParam::hash() const {
+  size_t h = 19;
+  for (auto* v : {&d.update_window_dims, &d.inserted_window_dims, &d.scatter_dims_to_operand_dims,
+                  &d.operand_batching_dims, &d.scatter_indices_batching_dims})
+    h = hash_dims(h, *v);
+  return h;
+}
+
+std::string mode_param(lax::GatherScatterMode m) {
+  switch (m) {
+    case lax::GatherScatterMode::clip: return "GatherScatterMode.CLIP";
+    case lax::GatherScatterMode::fill_or_drop: return "GatherScatterMode.FILL_OR_DROP";
+    case lax::GatherScatterMode::promise_in_bounds: return "GatherScatterMode.PROMISE_IN_BOUNDS";
+  }
+  return "";
+}
+lax::GatherScatterMode mode_from_param(const std::string& s) {
+  if (s == "GatherScatterMode.CLIP") return lax::GatherScatterMode::clip;
+  if (s == "GatherScatterMode.FILL_OR_DROP") return lax::GatherScatterMode::fill_or_drop;
+  JX_CHECK(s == "GatherScatterMode.PROMISE_IN_BOUNDS", "bad mode ", s);
+  return lax::GatherScatterMode::promise_in_bounds;
+}
+
+namespace {
+template <class T>
+void default_fill_typed(void* out) {
+  T v;
+  if constexpr (std::is_same_v<T, bool>) v = true;
+  else if constexpr (std::is_same_v<T, half> || std::is_same_v<T, bhalf>) v = T(NAN);
+  else if constexpr (std::is_floating_point_v<T>) v = std::numeric_limits<T>::quiet_NaN();
+  else if constexpr (std::is_signed_v<T>) v = std::numeric_limits<T>::min();
+  else v = std::numeric_limits<T>::max();
+  std::memcpy(out, &v, sizeof(T));
+}
+
+template <class T>
+void fill_typed(double f, void* out) {
+  T v;
+  if constexpr (std::is_same_v<T, bool>) v = f != 0;
+  else if constexpr (std::is_same_v<T, half> || std::is_same_v<T, bhalf>) v = T(float(f));
+  else if constexpr (std::is_floating_point_v<T>) v = T(f);
+  else {
+    if (std::isnan(f)) v = 0;
+    else if (f <= double(std::numeric_limits<T>::min())) v = std::numeric_limits<T>::min();
+    else if (f >= double(std::numeric_limits<T>::max())) v = std::numeric_limits<T>::max();
+    else v = T(f);
+  }
+  std::memcpy(out, &v, sizeof(T));
+}
+}  // namespace
+
+void default_fill_bytes(DType t, void* out) { JX_DTYPE_SWITCH(t, T, default_fill_typed<T>(out)); }
+
+namespace {
+
+// A user-given fill value converted to the operand's dtype (ints saturate; NaN -> 0).
+void fill_bytes(DType t, double f, void* out) { JX_DTYPE_SWITCH(t, T, fill_typed<T>(f, out)); }
+
+std::vector<int64_t> to_int64(const Array& a) {
+  const auto& im = detail::impl_of(a);
+  std::vector<int64_t> v(static_cast<size_t>(im.shape.numel()));
+  if (!v.empty()) cpu::convert(im.dtype, DType::Int64, im.buffer->data(), v.data(), int64_t(v.size()));
+  return v;
+}
+
+// Copies the operand into the output with both cores for large arrays.
+void copy_parallel(void* dst, const void* src, size_t bytes) {
+  const int nt = cpu::num_threads_for(int64_t(bytes / 4));
+#pragma omp parallel num_threads(nt) if (nt > 1)
+  {
+    const int t = omp_get_thread_num(), T = omp_get_num_threads();
+    const size_t b = bytes * size_t(t) / size_t(T), e = bytes * size_t(t + 1) / size_t(T);
+    if (e > b) std::memcpy(static_cast<char*>(dst) + b, static_cast<const char*>(src) + b, e - b);
+  }
+}
+
+cpu::Dims dims(const Shape& s) { return s.vec(); }
+
+const ParamValue* raw_param(const Params& p, std::string_view key) {
+  for (const auto& kv : p.items())
+    if (kv.first == key) return &kv.second;
+  return nullptr;
+}
+
+bool sorted_unique(const std::vector<int64_t>& v) {
+  for (size_t i = 1; i < v.size(); ++i)
+    if (v[i] <= v[i - 1]) return false;
+  return true;
+}
+bool contains(const std::vector<int64_t>& v, int64_t x) {
+  return std::find(v.begin(), v.end(), x) != v.end();
+}
+
+// ---- slice ----
+std::vector<int64_t> slice_strides(const Params& p, size_t rank) {
+  if (const ParamValue* pv = raw_param(p, "strides"))
+    if (auto* v = std::get_if<std::vector<int64_t>>(pv)) return *v;
+  return std::vector<int64_t>(rank, 1);
+}
+
+Avals slice_abstract_eval(std::span<const Aval> in, const Params& p) {
+  const Aval& x = in[0];
+  const auto& start = p.ints("start_indices");
+  const auto& limit = p.ints("limit_indices");
+  const auto strides = slice_strides(p, x.shape.size());
+  const size_t r = x.shape.size();
+  if (start.size() != r || limit.size() != r || strides.size() != r)
+    throw IndexError(str("[slice] start_indices ", list_str(start), ", limit_indices ",
+                         list_str(limit), " and strides ", list_str(strides),
+                         " must each have one entry per dimension of ", aval_str(x)));
+  Shape out;
+  for (size_t d = 0; d < r; ++d) {
+    if (start[d] < 0 || limit[d] > x.shape[d] || start[d] > limit[d])
+      throw IndexError(str("[slice] slice [", start[d], ":", limit[d], "] of dimension ", d,
+                           " is out of bounds for ", aval_str(x),
+                           "; need 0 <= start <= limit <= ", x.shape[d]));
+    if (strides[d] <= 0)
+      throw ValueError(str("[slice] strides must be positive, got ", list_str(strides),
+                           "; reverse with lax::rev for negative steps"));
+    out.push_back(limit[d] == start[d] ? 0 : (limit[d] - start[d] + strides[d] - 1) / strides[d]);
+  }
+  return {Aval{out, x.dtype, x.weak}};
+}
+
+void slice_impl(std::span<const Array> in, std::span<Array> out, const Params& p) {
+  const auto& x = detail::impl_of(in[0]);
+  const Shape& os = out[0].shape();
+  if (os == x.shape) {  // the whole operand: share its buffer
+    out[0] = detail::alias_array(in[0], os, x.weak);
+    return;
+  }
+  cpu::slice(itemsize(x.dtype), x.buffer->data(), dims(x.shape), p.ints("start_indices"),
+             slice_strides(p, x.shape.size()), detail::raw_data(out[0]), dims(os));
+}
+
+// ---- dynamic_slice / dynamic_update_slice ----
+void check_start_indices(const char* op, std::span<const Aval> in, size_t first, size_t rank) {
+  if (in.size() - first != rank)
+    throw IndexError(str("[", op, "] needs one start index per dimension of ", aval_str(in[0]),
+                         ", got ", in.size() - first));
+  for (size_t i = first; i < in.size(); ++i) {
+    if (!in[i].shape.empty() || !is_integer(in[i].dtype))
+      throw DTypeError(str("[", op, "] start indices must be integer scalars, got ",
+                           aval_str(in[i]), " at position ", i - first));
+    if (in[i].dtype != in[first].dtype)
+      throw DTypeError(str("[", op, "] start indices must all have the same dtype, got ",
+                           avals_str(in.subspan(first)), "; convert them with astype"));
+  }
+}
+
+// Start indices clamped so that a box of `size` fits, as XLA does.
+std::vector<int64_t> clamped_starts(std::span<const Array> in, size_t first, const Shape& shape,
+                                    const Shape& size) {
+  std::vector<int64_t> s(shape.size());
+  for (size_t d = 0; d < shape.size(); ++d) {
+    int64_t v = to_int64(in[first + d])[0];
+    s[d] = std::clamp<int64_t>(v, 0, shape[d] - size[d]);
+  }
+  return s;
+}
+
+Avals dynamic_slice_abstract_eval(std::span<const Aval> in, const Params& p) {
+  const Aval& x = in[0];
+  check_start_indices("dynamic_slice", in, 1, x.shape.size());
+  const auto& sizes = p.ints("slice_sizes");
+  if (sizes.size() != x.shape.size())
+    throw IndexError(str("[dynamic_slice] slice_sizes ", list_str(sizes),
+                         " must have one entry per dimension of ", aval_str(x)));
+  for (size_t d = 0; d < sizes.size(); ++d)
+    if (sizes[d] < 0 || sizes[d] > x.shape[d])
+      throw IndexError(str("[dynamic_slice] slice_sizes ", list_str(sizes), " do not fit in ",
+                           aval_str(x), ": need 0 <= size <= dim in every dimension"));
+  return {Aval{Shape(sizes), x.dtype, x.weak}};
+}
+
+void dynamic_slice_impl(std::span<const Array> in, std::span<Array> out, const Params& p) {
+  const auto& x = detail::impl_of(in[0]);
+  const Shape& os = out[0].shape();
+  if (os.numel() == 0) return;
+  auto start = clamped_starts(in, 1, x.shape, os);
+  cpu::slice(itemsize(x.dtype), x.buffer->data(), dims(x.shape), start,
+             std::vector<int64_t>(os.size(), 1), detail::raw_data(out[0]), dims(os));
+}
+
+Avals dynamic_update_slice_abstract_eval(std::span<const Aval> in, const Params&) {
+  const Aval& x = in[0];
+  const Aval& u = in[1];
+  if (u.dtype != x.dtype)
+    throw DTypeError(str("[dynamic_update_slice] update ", aval_str(u), " must have the dtype of ",
+                         "the operand ", aval_str(x), "; convert it with astype"));
+  if (u.shape.size() != x.shape.size())
+    throw ShapeError(str("[dynamic_update_slice] update ", aval_str(u),
+                         " must have the rank of the operand ", aval_str(x)));
+  for (size_t d = 0; d < x.shape.size(); ++d)
+    if (u.shape[d] > x.shape[d])
+      throw ShapeError(str("[dynamic_update_slice] update ", aval_str(u),
+                           " is larger than the operand ", aval_str(x), " in dimension ", d));
+  check_start_indices("dynamic_update_slice", in, 2, x.shape.size());
+  return {Aval{x.shape, x.dtype, x.weak && u.weak}};
+}
+
+void dynamic_update_slice_impl(std::span<const Array> in, std::span<Array> out, const Params&) {
+  const auto& x = detail::impl_of(in[0]);
+  const auto& u = detail::impl_of(in[1]);
+  void* o = detail::raw_data(out[0]);
+  copy_parallel(o, x.buffer->data(), size_t(x.shape.numel()) * itemsize(x.dtype));
+  if (u.shape.numel() == 0) return;
+  auto start = clamped_starts(in, 2, x.shape, u.shape);
+  cpu::update_slice(itemsize(x.dtype), o, dims(x.shape), start, u.buffer->data(), dims(u.shape));
+}
+
+// ---- gather ----
+void check_dims(const char* op, const char* what, const std::vector<int64_t>& v, int64_t bound,
+                const std::string& ctx) {
+  if (!sorted_unique(v))
+    throw ValueError(str("[", op, "] ", what, " ", list_str(v),
+                         " must be sorted and without repeats (", ctx, ")"));
+  for (auto d : v)
+    if (d < 0 || d >= bound)
+      throw ValueError(str("[", op, "] ", what, " ", list_str(v), " must be in [0, ", bound,
+                           ") (", ctx, ")"));
+}
+
+void check_batching(const char* op, const Aval& operand, const Aval& indices,
+                    const std::vector<int64_t>& obd, const std::vector<int64_t>& ibd,
+                    const std::string& ctx) {
+  check_dims(op, "operand_batching_dims", obd, int64_t(operand.shape.size()), ctx);
+  if (obd.size() != ibd.size())
+    throw ValueError(str("[", op, "] operand_batching_dims ", list_str(obd), " and the indices' "
+                         "batching dims ", list_str(ibd), " must have the same length (", ctx, ")"));
+  const int64_t ib = int64_t(indices.shape.size()) - 1;
+  for (size_t i = 0; i < ibd.size(); ++i) {
+    if (ibd[i] < 0 || ibd[i] >= ib || std::count(ibd.begin(), ibd.end(), ibd[i]) > 1)
+      throw ValueError(str("[", op, "] indices batching dims ", list_str(ibd),
+                           " must be distinct dims of the indices other than the last (", ctx, ")"));
+    if (operand.shape[size_t(obd[i])] != indices.shape[size_t(ibd[i])])
+      throw ShapeError(str("[", op, "] operand batching dim ", obd[i], " and indices batching dim ",
+                           ibd[i], " must have equal sizes (", ctx, ")"));
+  }
+}
+
+void check_index_map(const char* op, const char* what, const std::vector<int64_t>& m,
+                     const Aval& operand, const Aval& indices, const std::vector<int64_t>& obd,
+                     const std::string& ctx) {
+  if (int64_t(m.size()) != indices.shape.back())
+    throw ShapeError(str("[", op, "] ", what, " ", list_str(m), " needs one entry per element "
+                         "of the index vector (the last dim of the indices, ",
+                         indices.shape.back(), ") (", ctx, ")"));
+  for (size_t i = 0; i < m.size(); ++i) {
+    if (m[i] < 0 || m[i] >= int64_t(operand.shape.size()) ||
+        std::count(m.begin(), m.end(), m[i]) > 1 || contains(obd, m[i]))
+      throw ValueError(str("[", op, "] ", what, " ", list_str(m), " must be distinct operand "
+                           "dims that are not batching dims (", ctx, ")"));
+  }
+}
+
+void check_indices(const char* op, const Aval& indices, const std::string& ctx) {
+  if (!is_integer(indices.dtype))
+    throw DTypeError(str("[", op, "] indices must have an integer dtype, got ", aval_str(indices),
+                         "; convert them with astype(jx::int32)"));
+  if (indices.shape.empty())
+    throw ShapeError(str("[", op, "] indices must have rank >= 1: the last dim is the index "
+                         "vector; add a trailing dim of size 1 (", ctx, ")"));
+}
+
+Avals gather_abstract_eval(std::span<const Aval> in, const Params& p) {
+  const char* op = "gather";
+  const Aval& x = in[0];
+  const Aval& idx = in[1];
+  const auto& dn = p.obj<GatherDnumsParam>("dimension_numbers").d;
+  const auto& ss = p.ints("slice_sizes");
+  const std::string ctx = str("operand ", aval_str(x), ", indices ", aval_str(idx));
+  check_indices(op, idx, ctx);
+  const int64_t R = int64_t(x.shape.size());
+  const size_t nbatch = idx.shape.size() - 1;
+  const int64_t out_rank = int64_t(dn.offset_dims.size() + nbatch);
+  check_dims(op, "offset_dims", dn.offset_dims, out_rank, ctx);
+  check_dims(op, "collapsed_slice_dims", dn.collapsed_slice_dims, R, ctx);
+  check_batching(op, x, idx, dn.operand_batching_dims, dn.start_indices_batching_dims, ctx);
+  check_index_map(op, "start_index_map", dn.start_index_map, x, idx, dn.operand_batching_dims, ctx);
+  if (int64_t(ss.size()) != R)
+    throw ShapeError(str("[gather] slice_sizes ", list_str(ss), " must have one entry per "
+                         "operand dim (", ctx, ")"));
+  for (int64_t d = 0; d < R; ++d)
+    if (ss[size_t(d)] < 0 || ss[size_t(d)] > x.shape[size_t(d)])
+      throw ShapeError(str("[gather] slice_sizes ", list_str(ss), " must satisfy 0 <= size <= "
+                           "operand dim in every dim (", ctx, ")"));
+  for (auto* v : {&dn.collapsed_slice_dims, &dn.operand_batching_dims})
+    for (auto d : *v)
+      if (ss[size_t(d)] > 1)
+        throw ShapeError(str("[gather] collapsed and batching dims must have slice size 0 or 1, "
+                             "but slice_sizes[", d, "] = ", ss[size_t(d)], " (", ctx, ")"));
+  for (auto d : dn.collapsed_slice_dims)
+    if (contains(dn.operand_batching_dims, d))
+      throw ValueError(str("[gather] dim ", d, " is both collapsed and a batching dim (", ctx, ")"));
+  if (int64_t(dn.offset_dims.size() + dn.collapsed_slice_dims.size() +
+              dn.operand_batching_dims.size()) != R)
+    throw ShapeError(str("[gather] offset_dims ", list_str(dn.offset_dims),
+                         ", collapsed_slice_dims ", list_str(dn.collapsed_slice_dims),
+                         " and operand_batching_dims ", list_str(dn.operand_batching_dims),
+                         " must together account for every operand dim (", ctx, ")"));
+  Shape out(size_t(out_rank), 0);
+  std::vector<int64_t> window;
+  for (int64_t d = 0; d < R; ++d)
+    if (!contains(dn.collapsed_slice_dims, d) && !contains(dn.operand_batching_dims, d))
+      window.push_back(ss[size_t(d)]);
+  size_t k = 0, b = 0;
+  for (int64_t j = 0; j < out_rank; ++j)
+    out[size_t(j)] = contains(dn.offset_dims, j) ? window[k++] : idx.shape[b++];
+  return {Aval{out, x.dtype, x.weak}};
+}
+
+void gather_impl(std::span<const Array> in, std::span<Array> out, const Params& p) {
+  const auto& x = detail::impl_of(in[0]);
+  const auto& idx = detail::impl_of(in[1]);
+  const Shape& os = out[0].shape();
+  if (os.numel() == 0) return;
+  const auto& dn = p.obj<GatherDnumsParam>("dimension_numbers").d;
+  const bool fill = mode_from_param(p.s("mode")) == lax::GatherScatterMode::fill_or_drop;
+  uint64_t fv = 0;
+  if (fill) {
+    const ParamValue* pv = raw_param(p, "fill_value");
+    if (auto* f = pv ? std::get_if<double>(pv) : nullptr) fill_bytes(x.dtype, *f, &fv);
+    else default_fill_bytes(x.dtype, &fv);
+  }
+  auto ind = to_int64(in[1]);
+  cpu::GatherDims g{dn.offset_dims, dn.collapsed_slice_dims, dn.start_index_map,
+                    dn.operand_batching_dims, dn.start_indices_batching_dims};
+  cpu::gather(itemsize(x.dtype), x.buffer->data(), dims(x.shape), ind.data(), dims(idx.shape), g,
+              p.ints("slice_sizes"), fill, &fv, detail::raw_data(out[0]), dims(os));
+}
+
+// ---- scatter family ----
+template <Prim P>
+Avals scatter_abstract_eval(std::span<const Aval> in, const Params& p) {
+  const char* op = name(P);
+  const Aval& x = in[0];
+  const Aval& idx = in[1];
+  const Aval& u = in[2];
+  const auto& dn = p.obj<ScatterDnumsParam>("dimension_numbers").d;
+  const std::string ctx =
+      str("operand ", aval_str(x), ", indices ", aval_str(idx), ", updates ", aval_str(u));
+  check_indices(op, idx, ctx);
+  if (u.dtype != x.dtype)
+    throw DTypeError(str("[", op, "] updates must have the operand's dtype (", ctx,
+                         "); convert them with astype"));
+  const int64_t R = int64_t(x.shape.size());
+  const size_t nbatch = idx.shape.size() - 1;
+  check_dims(op, "update_window_dims", dn.update_window_dims, int64_t(u.shape.size()), ctx);
+  check_dims(op, "inserted_window_dims", dn.inserted_window_dims, R, ctx);
+  check_batching(op, x, idx, dn.operand_batching_dims, dn.scatter_indices_batching_dims, ctx);
+  check_index_map(op, "scatter_dims_to_operand_dims", dn.scatter_dims_to_operand_dims, x, idx,
+                  dn.operand_batching_dims, ctx);
+  if (int64_t(dn.update_window_dims.size() + dn.inserted_window_dims.size() +
+              dn.operand_batching_dims.size()) != R)
+    throw ShapeError(str("[", op, "] update_window_dims ", list_str(dn.update_window_dims),
+                         ", inserted_window_dims ", list_str(dn.inserted_window_dims),
+                         " and operand_batching_dims ", list_str(dn.operand_batching_dims),
+                         " must together account for every operand dim (", ctx, ")"));
+  if (u.shape.size() != dn.update_window_dims.size() + nbatch)
+    throw ShapeError(str("[", op, "] updates must have rank len(update_window_dims) + "
+                         "indices rank - 1 = ", dn.update_window_dims.size() + nbatch, " (", ctx, ")"));
+  size_t b = 0, k = 0;
+  std::vector<int64_t> window_operand_dims;
+  for (int64_t d = 0; d < R; ++d)
+    if (!contains(dn.inserted_window_dims, d) && !contains(dn.operand_batching_dims, d))
+      window_operand_dims.push_back(d);
+  for (size_t j = 0; j < u.shape.size(); ++j) {
+    if (contains(dn.update_window_dims, int64_t(j))) {
+      int64_t od = window_operand_dims[k++];
+      if (u.shape[j] > x.shape[size_t(od)])
+        throw ShapeError(str("[", op, "] update window dim ", j, " (", u.shape[j],
+                             ") is larger than operand dim ", od, " (", ctx, ")"));
+    } else if (u.shape[j] != idx.shape[b++]) {
+      throw ShapeError(str("[", op, "] update scatter dim ", j, " (", u.shape[j], ") must equal "
+                           "the matching indices dim ", b - 1, " (", idx.shape[b - 1], ") (", ctx, ")"));
+    }
+  }
+  return {Aval{x.shape, x.dtype, x.weak}};
+}
+
+template <Prim P, cpu::ScatterOp Op>
+void scatter_impl(std::span<const Array> in, std::span<Array> out, const Params& p) {
+  const auto& x = detail::impl_of(in[0]);
+  const auto& idx = detail::impl_of(in[1]);
+  const auto& u = detail::impl_of(in[2]);
+  void* o = detail::raw_data(out[0]);
+  copy_parallel(o, x.buffer->data(), size_t(x.shape.numel()) * itemsize(x.dtype));
+  if (u.shape.numel() == 0 || x.shape.numel() == 0) return;
+  const auto& dn = p.obj<ScatterDnumsParam>("dimension_numbers").d;
+  const bool clip = mode_from_param(p.s("mode")) == lax::GatherScatterMode::clip;
+  auto ind = to_int64(in[1]);
+  cpu::ScatterDims s{dn.update_window_dims, dn.inserted_window_dims,
+                     dn.scatter_dims_to_operand_dims, dn.operand_batching_dims,
+                     dn.scatter_indices_batching_dims};
+  cpu::scatter(Op, x.dtype, o, dims(x.shape), ind.data(), dims(idx.shape), u.buffer->data(),
+               dims(u.shape), s, clip);
+}
+
+template <Prim P, cpu::ScatterOp Op>
+void reg_scatter() {
+  auto& s = mutable_info(P);
+  s.abstract_eval = scatter_abstract_eval<P>;
+  s.impl = scatter_impl<P, Op>;
+}
+
+}  // namespace
+
+void register_indexing() {
+  auto& sl = mutable_info(Prim::Slice);
+  sl.abstract_eval = slice_abstract_eval;
+  sl.impl = slice_impl;
+  auto& ds = mutable_info(Prim::DynamicSlice);
+  ds.abstract_eval = dynamic_slice_abstract_eval;
+  ds.impl = dynamic_slice_impl;
+  auto& dus = mutable_info(Prim::DynamicUpdateSlice);
+  dus.abstract_eval = dynamic_update_slice_abstract_eval;
+  dus.impl = dynamic_update_slice_impl;
+  auto& g = mutable_info(Prim::Gather);
+  g.abstract_eval = gather_abstract_eval;
+  g.impl = gather_impl;
+  reg_scatter<Prim::Scatter, cpu::ScatterOp::Set>();
+  reg_scatter<Prim::ScatterAdd, cpu::ScatterOp::Add>();
+  reg_scatter<Prim::ScatterMul, cpu::ScatterOp::Mul>();
+  reg_scatter<Prim::ScatterMin, cpu::ScatterOp::Min>();
+  reg_scatter<Prim::ScatterMax, cpu::ScatterOp::Max>();
+}
 
 }  // namespace jx::ops

@@ -50,9 +50,12 @@ using ImplRule = void (*)(std::span<const Array> in, std::span<Array> out, const
 // is a symbolic zero.
 using JvpRule = Arrays (*)(std::span<const Array> primals, std::span<const Array> primal_outs,
                            std::span<const Array> tangents, const Params& params);
-// Cotangents for the linear inputs (where `linear[i]`), given output cotangents.
+// Cotangents for the linear inputs (where `linear[i]`; those `inputs[i]` are invalid and
+// only `in_avals[i]` is known), given the output cotangents (invalid = zero). Entries
+// for non-linear inputs are ignored.
 using TransposeRule = Arrays (*)(std::span<const Array> cotangents, std::span<const Array> inputs,
-                                 std::span<const bool> linear, const Params& params);
+                                 std::span<const Aval> in_avals, std::span<const bool> linear,
+                                 const Params& params);
 // Batched outputs and their batch dims (-1: unbatched) from inputs and their batch dims.
 using BatchRule = std::pair<Arrays, std::vector<int>> (*)(std::span<const Array> in,
                                                            std::span<const int> dims,

@@ -16,6 +16,8 @@ void register_cumulative_sort();
 void register_shape();
 void register_indexing();
 void register_dot();
+void register_random();
+void register_ad();
 
 namespace {
 
@@ -47,6 +49,8 @@ void register_all() {
   register_shape();
   register_indexing();
   register_dot();
+  register_random();
+  register_ad();
 }
 
 std::array<PrimitiveInfo, kNumPrims>& registered() {

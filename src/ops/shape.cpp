@@ -1,6 +1,9 @@
 // Shape primitives: reshape, broadcast_in_dim, transpose, squeeze, rev, concatenate, pad, iota.
+#include <memory>
+
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/loops.h"
+#include "backend/cpu/shape.h"
 #include "ops/common.h"
 
 namespace jx::ops {
@@ -56,6 +59,197 @@ void broadcast_in_dim_impl(std::span<const Array> in, std::span<Array> out, cons
                     os.data(), int(os.size()));
 }
 
+// ---- transpose: output dim i is operand dim permutation[i] ----
+Avals transpose_abstract_eval(std::span<const Aval> in, const Params& p) {
+  const auto& perm = p.ints("permutation");
+  const Aval& x = in[0];
+  const size_t n = x.shape.size();
+  std::vector<bool> seen(n, false);
+  bool ok = perm.size() == n;
+  for (size_t i = 0; ok && i < n; ++i) {
+    if (perm[i] < 0 || perm[i] >= int64_t(n) || seen[size_t(perm[i])]) ok = false;
+    else seen[size_t(perm[i])] = true;
+  }
+  if (!ok)
+    throw IndexError(str("[transpose] permutation ", list_str(perm), " is not a permutation of "
+                         "the dimensions of ", aval_str(x), "; give each axis 0..", int64_t(n) - 1,
+                         " exactly once"));
+  Shape s;
+  for (int64_t d : perm) s.push_back(x.shape[size_t(d)]);
+  return {Aval{s, x.dtype, x.weak}};
+}
+void transpose_impl(std::span<const Array> in, std::span<Array> out, const Params& p) {
+  const auto& perm = p.ints("permutation");
+  const auto& x = detail::impl_of(in[0]);
+  bool identity = true;
+  for (size_t i = 0; i < perm.size(); ++i) identity = identity && perm[i] == int64_t(i);
+  if (identity) {
+    out[0] = detail::alias_array(in[0], x.shape, x.weak);
+    return;
+  }
+  cpu::transpose(itemsize(x.dtype), x.buffer->data(), x.shape.data(), perm.data(),
+                 detail::raw_data(out[0]), int(x.shape.size()));
+}
+
+// ---- squeeze: drops size-1 dims; eager result aliases ----
+Avals squeeze_abstract_eval(std::span<const Aval> in, const Params& p) {
+  const Aval& x = in[0];
+  const auto& dims = p.ints("dimensions");
+  const int64_t n = int64_t(x.shape.size());
+  std::vector<bool> drop(static_cast<size_t>(n), false);
+  for (int64_t d : dims) {
+    if (d < 0 || d >= n)
+      throw IndexError(str("[squeeze] dimensions ", list_str(dims), " are outside [0, ", n,
+                           ") for ", aval_str(x)));
+    if (drop[size_t(d)])
+      throw IndexError(str("[squeeze] dimensions ", list_str(dims), " are not unique"));
+    if (x.shape[size_t(d)] != 1)
+      throw ShapeError(str("[squeeze] cannot squeeze dimension ", d, " of ", aval_str(x),
+                           ": its size is ", x.shape[size_t(d)], ", not 1"));
+    drop[size_t(d)] = true;
+  }
+  Shape s;
+  for (int64_t d = 0; d < n; ++d)
+    if (!drop[size_t(d)]) s.push_back(x.shape[size_t(d)]);
+  return {Aval{s, x.dtype, x.weak}};
+}
+void squeeze_impl(std::span<const Array> in, std::span<Array> out, const Params&) {
+  out[0] = detail::alias_array(in[0], out[0].shape(), out[0].weak_type());
+}
+
+// ---- rev: reverses the listed dims ----
+Avals rev_abstract_eval(std::span<const Aval> in, const Params& p) {
+  const Aval& x = in[0];
+  const auto& dims = p.ints("dimensions");
+  const int64_t n = int64_t(x.shape.size());
+  std::vector<bool> seen(static_cast<size_t>(n), false);
+  for (int64_t d : dims) {
+    if (d < 0 || d >= n)
+      throw IndexError(str("[rev] dimensions ", list_str(dims), " must all be in [0, ", n,
+                           ") for ", aval_str(x)));
+    if (seen[size_t(d)])
+      throw IndexError(str("[rev] dimensions must be unique, got ", list_str(dims)));
+    seen[size_t(d)] = true;
+  }
+  return {Aval{x.shape, x.dtype, x.weak}};
+}
+void rev_impl(std::span<const Array> in, std::span<Array> out, const Params& p) {
+  const auto& x = detail::impl_of(in[0]);
+  // std::vector<bool> is packed bits; the kernel wants a bool array.
+  std::unique_ptr<bool[]> reversed(new bool[x.shape.size() + 1]());
+  bool any = false;
+  for (int64_t d : p.ints("dimensions")) {
+    reversed[size_t(d)] = true;
+    any = any || x.shape[size_t(d)] > 1;
+  }
+  if (!any) {
+    out[0] = detail::alias_array(in[0], x.shape, x.weak);
+    return;
+  }
+  cpu::rev(itemsize(x.dtype), x.buffer->data(), x.shape.data(), reversed.get(),
+           detail::raw_data(out[0]), int(x.shape.size()));
+}
+
+// ---- concatenate: n operands, equal except along `dimension` ----
+Avals concatenate_abstract_eval(std::span<const Aval> in, const Params& p) {
+  if (in.empty())
+    throw ValueError("[concatenate] needs at least one operand, got 0");
+  const int64_t dim = p.i("dimension");
+  const Shape& s0 = in[0].shape;
+  for (const Aval& a : in)
+    if (a.shape.size() != s0.size())
+      throw ShapeError(str("[concatenate] operands must have the same rank, got ", avals_str(in)));
+  if (dim < 0 || dim >= int64_t(s0.size()))
+    throw IndexError(str("[concatenate] dimension ", dim, " is out of bounds for operands ",
+                         avals_str(in), (s0.empty() ? "; 0-d arrays cannot be concatenated" : "")));
+  require_same_dtype("concatenate", in);
+  Shape out = s0;
+  out[size_t(dim)] = 0;
+  for (const Aval& a : in) {
+    for (size_t d = 0; d < s0.size(); ++d)
+      if (int64_t(d) != dim && a.shape[d] != s0[d])
+        throw ShapeError(str("[concatenate] operand shapes may differ only along dimension ", dim,
+                             ", got ", avals_str(in), " (dimension ", d, " differs)"));
+    out[size_t(dim)] += a.shape[size_t(dim)];
+  }
+  return {Aval{out, in[0].dtype, all_weak(in)}};
+}
+void concatenate_impl(std::span<const Array> in, std::span<Array> out, const Params& p) {
+  const int64_t dim = p.i("dimension");
+  const Shape& os = out[0].shape();
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < dim; ++d) outer *= os[size_t(d)];
+  for (size_t d = size_t(dim) + 1; d < os.size(); ++d) inner *= os[d];
+  std::vector<const void*> srcs;
+  std::vector<int64_t> sizes;
+  for (const Array& a : in) {
+    srcs.push_back(detail::raw_data(a));
+    sizes.push_back(a.shape()[size_t(dim)]);
+  }
+  cpu::concatenate(itemsize(out[0].dtype()), srcs.data(), sizes.data(), int(in.size()), outer,
+                   inner, detail::raw_data(out[0]));
+}
+
+// ---- pad: operand + scalar padding value; per dim lo, hi (negative crops), interior ----
+Avals pad_abstract_eval(std::span<const Aval> in, const Params& p) {
+  const Aval& x = in[0];
+  const Aval& v = in[1];
+  const auto &lo = p.ints("lo"), &hi = p.ints("hi"), &interior = p.ints("interior");
+  if (!v.shape.empty())
+    throw ShapeError(str("[pad] padding_value must be a scalar, got ", aval_str(v)));
+  if (v.dtype != x.dtype)
+    throw DTypeError(str("[pad] operand and padding_value must have the same dtype, got ",
+                         avals_str(in)));
+  const size_t n = x.shape.size();
+  if (lo.size() != n || hi.size() != n || interior.size() != n)
+    throw ShapeError(str("[pad] padding config needs one (lo, hi, interior) per dimension of ",
+                         aval_str(x), ", got lo=", list_str(lo), " hi=", list_str(hi),
+                         " interior=", list_str(interior)));
+  Shape s;
+  for (size_t d = 0; d < n; ++d) {
+    if (interior[d] < 0)
+      throw ValueError(str("[pad] interior padding must be nonnegative, got interior=",
+                           list_str(interior), " for ", aval_str(x)));
+    const int64_t xd = x.shape[d];
+    const int64_t dilated = xd == 0 ? 0 : xd + (xd - 1) * interior[d];
+    const int64_t o = lo[d] + hi[d] + dilated;
+    if (o < 0)
+      throw ShapeError(str("[pad] dimension ", d, " of ", aval_str(x), " would have size ", o,
+                           " after padding with lo=", list_str(lo), " hi=", list_str(hi),
+                           " interior=", list_str(interior), "; sizes must stay >= 0"));
+    s.push_back(o);
+  }
+  return {Aval{s, x.dtype, x.weak && v.weak}};
+}
+void pad_impl(std::span<const Array> in, std::span<Array> out, const Params& p) {
+  const auto& x = detail::impl_of(in[0]);
+  const Shape& os = out[0].shape();
+  if (os.numel() == 0) return;
+  cpu::pad(itemsize(x.dtype), x.buffer->data(), x.shape.data(), detail::raw_data(in[1]),
+           p.ints("lo").data(), p.ints("interior").data(), detail::raw_data(out[0]), os.data(),
+           int(os.size()));
+}
+
+// ---- iota: no operands; index along `dimension` of `shape` ----
+Avals iota_abstract_eval(std::span<const Aval>, const Params& p) {
+  const DType t = p.dtype("dtype");
+  Shape s(p.ints("shape"));
+  const int64_t dim = p.i("dimension");
+  if (t == DType::Bool)
+    throw DTypeError("[iota] does not accept dtype bool; use an integer or floating dtype");
+  for (int64_t d : s)
+    if (d < 0) throw ValueError(str("[iota] shape ", shape_str(s), " has a negative dimension"));
+  if (dim < 0 || dim >= int64_t(s.size()))
+    throw IndexError(str("[iota] dimension ", dim, " must be in [0, ", s.size(), ") for shape ",
+                         shape_str(s)));
+  return {Aval{s, t, false}};
+}
+void iota_impl(std::span<const Array>, std::span<Array> out, const Params& p) {
+  const Shape& s = out[0].shape();
+  cpu::iota(out[0].dtype(), detail::raw_data(out[0]), s.data(), int(s.size()),
+            int(p.i("dimension")));
+}
+
 }  // namespace
 
 void register_shape() {
@@ -65,6 +259,24 @@ void register_shape() {
   auto& b = mutable_info(Prim::BroadcastInDim);
   b.abstract_eval = broadcast_in_dim_abstract_eval;
   b.impl = broadcast_in_dim_impl;
+  auto& t = mutable_info(Prim::Transpose);
+  t.abstract_eval = transpose_abstract_eval;
+  t.impl = transpose_impl;
+  auto& sq = mutable_info(Prim::Squeeze);
+  sq.abstract_eval = squeeze_abstract_eval;
+  sq.impl = squeeze_impl;
+  auto& rv = mutable_info(Prim::Rev);
+  rv.abstract_eval = rev_abstract_eval;
+  rv.impl = rev_impl;
+  auto& c = mutable_info(Prim::Concatenate);
+  c.abstract_eval = concatenate_abstract_eval;
+  c.impl = concatenate_impl;
+  auto& pd = mutable_info(Prim::Pad);
+  pd.abstract_eval = pad_abstract_eval;
+  pd.impl = pad_impl;
+  auto& io = mutable_info(Prim::Iota);
+  io.abstract_eval = iota_abstract_eval;
+  io.impl = iota_impl;
 }
 
 }  // namespace jx::ops

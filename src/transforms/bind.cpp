@@ -1,8 +1,35 @@
 #include "transforms/bind.h"
 
 #include "core/array_impl.h"
+#include "transforms/trace.h"
 
 namespace jx {
+
+namespace tr {
+namespace {
+thread_local Trace* g_current = nullptr;
+}  // namespace
+
+Trace* current_trace() { return g_current; }
+CurrentTraceGuard::CurrentTraceGuard(Trace* t) : saved_(g_current) { g_current = t; }
+CurrentTraceGuard::~CurrentTraceGuard() { g_current = saved_; }
+
+Array make_tracer_array(const Aval& aval, std::shared_ptr<detail::Tracer> tracer) {
+  auto im = std::make_shared<detail::ArrayImpl>();
+  im->shape = aval.shape;
+  im->dtype = aval.dtype;
+  im->weak = aval.weak;
+  im->tracer = std::move(tracer);
+  return Array(std::move(im));
+}
+
+Arrays bind_with(Trace* t, Prim p, std::span<const Array> in, const Params& params) {
+  if (!t) return eval_primitive(p, in, params);
+  CurrentTraceGuard g(t);
+  return t->process_primitive(p, in, params);
+}
+
+}  // namespace tr
 
 namespace {
 
@@ -14,6 +41,15 @@ void check_inputs(ops::Prim p, std::span<const Array> in) {
   }
 }
 
+[[noreturn]] void escaped(ops::Prim p, const Array& a) {
+  auto* base = dynamic_cast<tr::TracerBase*>(detail::impl_of(a).tracer.get());
+  throw ConcretizationError(str(
+      "[", ops::name(p), "] got a tracer (", type_str(a.dtype(), a.shape()), ") from ",
+      base ? base->trace()->kind() : "a transformation",
+      " that has already finished: a traced value escaped its transformation, e.g. by being "
+      "stored in a variable outside the function. Return it from the function instead."));
+}
+
 }  // namespace
 
 ops::Arrays eval_primitive(ops::Prim p, std::span<const Array> in, const ops::Params& params) {
@@ -22,8 +58,7 @@ ops::Arrays eval_primitive(ops::Prim p, std::span<const Array> in, const ops::Pa
   ops::Avals in_avals;
   in_avals.reserve(in.size());
   for (const Array& a : in) {
-    if (!a.is_concrete())
-      throw InternalError(str("jx internal error: eager ", pi.name, " got a traced operand"));
+    if (!a.is_concrete()) escaped(p, a);
     in_avals.push_back(ops::aval_of(a));
   }
   ops::Avals out_avals = pi.abstract_eval(in_avals, params);
@@ -35,7 +70,10 @@ ops::Arrays eval_primitive(ops::Prim p, std::span<const Array> in, const ops::Pa
 }
 
 ops::Arrays bind(ops::Prim p, std::span<const Array> in, const ops::Params& params) {
-  return eval_primitive(p, in, params);
+  tr::Trace* t = tr::current_trace();
+  if (!t) return eval_primitive(p, in, params);
+  check_inputs(p, in);
+  return t->process_primitive(p, in, params);
 }
 
 Array bind1(ops::Prim p, std::span<const Array> in, const ops::Params& params) {

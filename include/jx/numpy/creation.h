@@ -41,9 +41,18 @@ Array ones_like(const Array& x, std::optional<DType> dtype = std::nullopt);
 Array empty_like(const Array& x, std::optional<DType> dtype = std::nullopt);
 Array full_like(const Array& x, const Array& fill_value, std::optional<DType> dtype = std::nullopt);
 
-// arange(stop), arange(start, stop, step); int32 for integer arguments, else float32.
-Array arange(double stop, std::optional<DType> dtype = std::nullopt);
-Array arange(double start, double stop, double step = 1, std::optional<DType> dtype = std::nullopt);
+// A C++ number that remembers whether it was an integer, as Python's int vs float decide
+// jnp.arange's dtype.
+struct Number {
+  double value;
+  bool is_int;
+  template <class T, std::enable_if_t<std::is_arithmetic_v<T>, int> = 0>
+  Number(T v) : value(double(v)), is_int(std::is_integral_v<T>) {}
+};
+// arange(stop), arange(start, stop, step): int32 when every argument is a C++ integer,
+// else float32 (arange(5) is int32, arange(5.0) float32, as in JAX).
+Array arange(Number stop, std::optional<DType> dtype = std::nullopt);
+Array arange(Number start, Number stop, Number step = 1, std::optional<DType> dtype = std::nullopt);
 Array linspace(double start, double stop, int64_t num = 50, bool endpoint = true,
                std::optional<DType> dtype = std::nullopt);
 Array logspace(double start, double stop, int64_t num = 50, bool endpoint = true, double base = 10,

@@ -3,6 +3,7 @@
 
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/loops.h"
+#include "backend/cpu/vmath.h"
 #include "support/dtype_switch.h"
 
 namespace jx::cpu {
@@ -42,7 +43,7 @@ inline auto apply(C x, C y) {
       return C(x % y);
     }
   } else if constexpr (op == BinaryOp::Pow) {
-    if constexpr (std::is_floating_point_v<C>) return C(std::pow(x, y));
+    if constexpr (std::is_floating_point_v<C>) return C(vm::pow(x, y));
     else {
       // Integer power by squaring; negative exponents give 0 (except base +-1), as XLA.
       if constexpr (std::is_signed_v<C>) {
@@ -69,7 +70,7 @@ inline auto apply(C x, C y) {
     }
     return x < y ? x : y;
   } else if constexpr (op == BinaryOp::Atan2) {
-    return C(std::atan2(x, y));
+    return C(vm::atan2(x, y));
   } else if constexpr (op == BinaryOp::Nextafter) {
     return C(std::nextafter(x, y));
   } else if constexpr (op == BinaryOp::And) return C(x & y);

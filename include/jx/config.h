@@ -1,0 +1,50 @@
+// jx::config: process-wide switches, the counterpart of jax.config. Each flag has a default,
+// may be set from the environment (read once, at first use), set in code for the whole
+// process (as jax.config.update), or overridden for a scope on one thread (as JAX's
+// `with jax.threefry_partitionable(False):` context managers).
+#pragma once
+#include <atomic>
+
+namespace jx::config {
+
+class BoolFlag {
+ public:
+  constexpr BoolFlag(const char* name, const char* env_var, bool default_value)
+      : name_(name), env_var_(env_var), default_(default_value) {}
+  BoolFlag(const BoolFlag&) = delete;
+  BoolFlag& operator=(const BoolFlag&) = delete;
+
+  // The innermost scoped override on this thread, else the process-wide value.
+  bool value() const;
+  operator bool() const { return value(); }
+  // Sets the process-wide value (scoped overrides on any thread still win).
+  void set(bool v);
+  const char* name() const { return name_; }
+  const char* env_var() const { return env_var_; }
+
+ private:
+  const char* name_;
+  const char* env_var_;
+  bool default_;
+  // -1: not yet read from the environment; else 0/1.
+  mutable std::atomic<int> state_{-1};
+};
+
+// Overrides a flag on the current thread until destruction (nests; restores on exit).
+class Scoped {
+ public:
+  Scoped(BoolFlag& flag, bool value);
+  ~Scoped();
+  Scoped(const Scoped&) = delete;
+  Scoped& operator=(const Scoped&) = delete;
+
+ private:
+  const BoolFlag* flag_;
+};
+
+// jax_threefry_partitionable (JAX's default since 0.5.0: true). When true, element i of
+// random bits / split hashes the 64-bit counter i on its own (shard-invariant); false is
+// JAX's legacy stream. Env: JX_THREEFRY_PARTITIONABLE=0/1.
+extern BoolFlag threefry_partitionable;
+
+}  // namespace jx::config

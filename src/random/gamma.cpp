@@ -1,0 +1,313 @@
+// gamma / loggamma / beta / dirichlet / chisquare / t and poisson. JAX draws gamma with
+// Marsaglia-Tsang rejection, one while_loop per element under vmap (each element from its
+// own split key), and poisson with batched Knuth / transformed-rejection loops. Here the
+// loops run eagerly over whole arrays: each iteration computes every lane and keeps the
+// lanes whose loop condition still holds, which is what vmap of while_loop computes.
+#include <cmath>
+#include <cstring>
+
+#include "core/array_impl.h"
+#include "jx/lax.h"
+#include "jx/random.h"
+#include "numpy/promote.h"
+#include "random/internal.h"
+#include "support/str.h"
+
+namespace jx::random {
+
+using detail::const_f;
+using detail::Keys;
+
+namespace {
+
+bool any(const Array& pred) {
+  if (!pred.is_concrete())
+    throw ConcretizationError("[jx::random] rejection samplers (gamma, beta, dirichlet, poisson) "
+                              "run their loops eagerly; they cannot be traced until "
+                              "lax::while_loop exists");
+  for (bool b : pred.to_vector<bool>())
+    if (b) return true;
+  return false;
+}
+
+Array full(double v, DType dt, const Shape& shape) {
+  return lax::broadcast_in_dim(const_f(v, dt), shape, {});
+}
+
+// Lanes of 1-d arrays, for running each rejection loop on its still-active lanes only:
+// every lane's state evolves by its own body alone, so the result equals vmap of
+// while_loop (which computes all lanes and selects) at a fraction of the work.
+using Lanes = std::vector<int64_t>;
+
+Array take(const Array& a, const Lanes& idx) {
+  Array out = jx::detail::empty_array(Shape{int64_t(idx.size())}, a.dtype(), a.weak_type());
+  const size_t w = a.itemsize();
+  const auto* src = static_cast<const char*>(jx::detail::raw_data(a));
+  auto* dst = static_cast<char*>(jx::detail::raw_data(out));
+  for (size_t i = 0; i < idx.size(); ++i) std::memcpy(dst + i * w, src + size_t(idx[i]) * w, w);
+  return out;
+}
+
+Keys take(const Keys& k, const Lanes& idx) { return {take(k.k0, idx), take(k.k1, idx)}; }
+
+// a with a[idx[i]] = v[i] (a copy; arrays are immutable).
+Array put(const Array& a, const Lanes& idx, const Array& v) {
+  Array out = jx::detail::empty_array(a.shape(), a.dtype(), a.weak_type());
+  const size_t w = a.itemsize();
+  std::memcpy(jx::detail::raw_data(out), jx::detail::raw_data(a), size_t(a.size()) * w);
+  const auto* src = static_cast<const char*>(jx::detail::raw_data(v));
+  auto* dst = static_cast<char*>(jx::detail::raw_data(out));
+  for (size_t i = 0; i < idx.size(); ++i) std::memcpy(dst + size_t(idx[i]) * w, src + i * w, w);
+  return out;
+}
+
+// The entries of idx (lanes) whose pred (aligned with idx) holds.
+Lanes where(const Array& pred, const Lanes& idx) {
+  if (!pred.is_concrete())
+    throw ConcretizationError("[jx::random] rejection samplers (gamma, beta, dirichlet, poisson) "
+                              "run their loops eagerly; they cannot be traced until "
+                              "lax::while_loop exists");
+  const bool* p = jx::detail::data<bool>(pred);
+  Lanes out;
+  for (size_t i = 0; i < idx.size(); ++i)
+    if (p[i]) out.push_back(idx[i]);
+  return out;
+}
+
+Lanes iota_lanes(int64_t n) {
+  Lanes l(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) l[size_t(i)] = i;
+  return l;
+}
+
+// _gamma_one for a batch of keys and alphas (both of shape [N]).
+Array gamma_one(const Keys& keys, const Array& alpha_orig, bool log_space) {
+  const DType dt = alpha_orig.dtype();
+  const Shape shp = alpha_orig.shape();
+  const int64_t n = shp.numel();
+  auto c = [&](double v, int64_t m) { return full(v, dt, Shape{m}); };
+  Array boost_mask = lax::ge(alpha_orig, c(1, n));
+  Array alpha = lax::select(boost_mask, alpha_orig, lax::add(alpha_orig, c(1, n)));
+  Array d = lax::sub(alpha, c(1.0 / 3.0, n));
+  Array cc = lax::div(c(1.0 / 3.0, n), lax::sqrt(d));
+
+  // The loop condition on m lanes: true while the sample is rejected.
+  auto cond = [&](const Array& X, const Array& V, const Array& U, const Array& dd, int64_t m) {
+    return lax::bitwise_and(
+        lax::ge(U, lax::sub(c(1, m), lax::mul(c(0.0331, m), lax::mul(X, X)))),
+        lax::ge(lax::log(U), lax::add(lax::mul(X, c(0.5, m)),
+                                      lax::mul(dd, lax::add(lax::sub(c(1, m), V), lax::log(V))))));
+  };
+
+  std::vector<Keys> ks = detail::split_n(keys, 2);
+  Keys key = ks[0];
+  const Keys subkey = ks[1];
+  // The initial state (X, V, U) = (0, 1, 2) always enters the body.
+  Array V = c(1, n);
+  Lanes active = iota_lanes(n);
+  while (!active.empty()) {
+    const int64_t m = int64_t(active.size());
+    Keys ka = take(key, active);
+    Array ca = take(cc, active), da = take(d, active);
+    std::vector<Keys> k3 = detail::split_n(ka, 3);
+    // Inner loop: redraw x until v = 1 + x*c > 0, on the lanes that still need it.
+    Keys kk = k3[1];
+    Array x = c(0, m), v = c(-1, m);
+    Lanes need = iota_lanes(m);
+    while (!need.empty()) {
+      const int64_t r = int64_t(need.size());
+      std::vector<Keys> k2 = detail::split_n(take(kk, need), 2);
+      Array xn = detail::normal_keys(k2[1], Shape{}, dt);
+      Array vn = lax::add(c(1, r), lax::mul(xn, take(ca, need)));
+      kk = {put(kk.k0, need, k2[0].k0), put(kk.k1, need, k2[0].k1)};
+      x = put(x, need, xn);
+      v = put(v, need, vn);
+      need = where(lax::le(vn, c(0, r)), need);
+    }
+    Array Xn = lax::mul(x, x);
+    Array Vn = lax::mul(lax::mul(v, v), v);
+    Array Un = detail::uniform_keys(k3[2], Shape{}, dt, const_f(0.0, dt), const_f(1.0, dt));
+    key = {put(key.k0, active, k3[0].k0), put(key.k1, active, k3[0].k1)};
+    V = put(V, active, Vn);
+    active = where(cond(Xn, Vn, Un, da, m), active);
+  }
+  const Array zero = c(0, n), one = c(1, n);
+  if (log_space) {
+    Array log_samples = lax::neg(detail::exponential_keys(subkey, Shape{}, dt));
+    Array log_boost = lax::select(lax::bitwise_or(boost_mask, lax::eq(log_samples, zero)), zero,
+                                  lax::mul(log_samples, lax::div(one, alpha_orig)));
+    return lax::add(lax::add(lax::log(d), lax::log(V)), log_boost);
+  }
+  Array samples = lax::sub(one, detail::uniform_keys(subkey, Shape{}, dt, const_f(0.0, dt),
+                                                     const_f(1.0, dt)));
+  Array boost = lax::select(boost_mask, one, lax::pow(samples, lax::div(one, alpha_orig)));
+  return lax::mul(lax::mul(d, V), boost);
+}
+
+// _gamma: a broadcast to shape, one split key per element.
+Array gamma_impl(const char* fn, const Array& key, const Array& a, std::optional<Shape> shape_opt,
+                 DType dtype, bool log_space) {
+  Keys k = detail::unpack(fn, key);
+  detail::require_float(fn, dtype);
+  Shape shape = shape_opt ? *shape_opt : a.shape();
+  detail::check_shape(fn, shape);
+  detail::check_broadcast(fn, shape, a.shape());
+  Array aa = lax::convert_element_type(a, dtype);
+  if (aa.shape() != shape) aa = numpy::detail::broadcast_to(fn, aa, shape);
+  const int64_t n = shape.numel();
+  if (n == 0) return lax::reshape(aa, shape);
+  Keys keys = detail::split(k, Shape{n});
+  Array out = gamma_one(keys, lax::reshape(aa, Shape{n}), log_space);
+  return lax::reshape(out, shape);
+}
+
+Array softmax_last(const Array& x) {
+  const int64_t last = x.ndim() - 1;
+  Shape keep = x.shape();
+  keep[size_t(last)] = 1;
+  Array m = lax::reshape(lax::reduce_max(x, {last}), keep);
+  Array e = lax::exp(lax::sub(x, m));
+  return lax::div(e, lax::reshape(lax::reduce_sum(e, {last}), keep));
+}
+
+}  // namespace
+
+Array gamma(const Array& key, const Array& a, std::optional<Shape> shape, DType dtype) {
+  return gamma_impl("gamma", key, a, shape, dtype, false);
+}
+
+Array loggamma(const Array& key, const Array& a, std::optional<Shape> shape, DType dtype) {
+  return gamma_impl("loggamma", key, a, shape, dtype, true);
+}
+
+Array beta(const Array& key, const Array& a, const Array& b, std::optional<Shape> shape_opt,
+           DType dtype) {
+  Keys k = detail::unpack("beta", key);
+  detail::require_float("beta", dtype);
+  Shape shape;
+  if (shape_opt) {
+    shape = *shape_opt;
+    detail::check_shape("beta", shape);
+    detail::check_broadcast("beta", shape, a.shape(), b.shape());
+  } else {
+    shape = detail::broadcast_all("beta", a.shape(), b.shape());
+  }
+  std::vector<Keys> ks = detail::split_n(k, 2);
+  Array lga = loggamma(detail::pack(ks[0]), a, shape, dtype);
+  Array lgb = loggamma(detail::pack(ks[1]), b, shape, dtype);
+  Array m = lax::max(lga, lgb);
+  Array ga = lax::exp(lax::sub(lga, m));
+  Array gb = lax::exp(lax::sub(lgb, m));
+  return lax::div(ga, lax::add(ga, gb));
+}
+
+Array dirichlet(const Array& key, const Array& alpha, std::optional<Shape> shape_opt,
+                DType dtype) {
+  detail::unpack("dirichlet", key);
+  detail::require_float("dirichlet", dtype);
+  if (alpha.ndim() < 1)
+    throw ShapeError(str("[dirichlet] requires alpha.ndim >= 1, got alpha.ndim == ", alpha.ndim()));
+  Shape batch(alpha.shape().begin(), alpha.shape().end() - 1);
+  Shape shape = batch;
+  if (shape_opt) {
+    shape = *shape_opt;
+    detail::check_shape("dirichlet", shape);
+    detail::check_broadcast("dirichlet", shape, batch);
+  }
+  shape.push_back(alpha.shape(-1));
+  return softmax_last(loggamma(key, alpha, shape, dtype));
+}
+
+Array chisquare(const Array& key, const Array& df, std::optional<Shape> shape_opt, DType dtype) {
+  detail::require_float("chisquare", dtype);
+  Shape shape = shape_opt ? *shape_opt : df.shape();
+  Array d = lax::convert_element_type(df, dtype);
+  Array half_df = lax::div(d, const_f(2.0, dtype, size_t(d.ndim())));
+  Array lg = loggamma(key, half_df, shape, dtype);
+  return lax::mul(lax::exp(lg), const_f(2.0, dtype, shape.size()));
+}
+
+Array t(const Array& key, const Array& df, const Shape& shape, DType dtype) {
+  Keys k = detail::unpack("t", key);
+  detail::require_float("t", dtype);
+  detail::check_shape("t", shape);
+  detail::check_broadcast("t", shape, df.shape());
+  std::vector<Keys> ks = detail::split_n(k, 2);
+  Array n = detail::normal_keys(ks[0], shape, dtype);
+  Array d = detail::to_rank("t", lax::convert_element_type(df, dtype), shape.size());
+  Array half_df = lax::div(d, const_f(2.0, dtype, shape.size()));
+  Array g = gamma(detail::pack(ks[1]), half_df, shape, dtype);
+  return lax::mul(n, lax::sqrt(lax::div(half_df, g)));
+}
+
+namespace {
+
+Array poisson_knuth(Keys key, const Array& lam, const Shape& shape, DType dtype) {
+  const DType f = DType::Float32;
+  Array neg_lam = lax::neg(lam);
+  Array k = lax::broadcast_in_dim(detail::const_i(0, dtype), shape, {});
+  Array log_prod = full(0.0, f, shape);
+  Array one = lax::broadcast_in_dim(detail::const_i(1, dtype), shape, {});
+  while (any(lax::gt(log_prod, neg_lam))) {
+    std::vector<Keys> ks = detail::split_n(key, 2);
+    key = ks[0];
+    k = lax::select(lax::gt(log_prod, neg_lam), lax::add(k, one), k);
+    Array u = detail::uniform_keys(ks[1], shape, f, const_f(0.0, f), const_f(1.0, f));
+    log_prod = lax::add(log_prod, lax::log(u));
+  }
+  return lax::sub(k, one);
+}
+
+Array poisson_rejection(Keys key, const Array& lam, const Shape& shape, DType dtype) {
+  const DType f = DType::Float32;
+  auto c = [&](double v) { return full(v, f, shape); };
+  Array log_lam = lax::log(lam);
+  Array b = lax::add(c(0.931), lax::mul(c(2.53), lax::sqrt(lam)));
+  Array a = lax::add(c(-0.059), lax::mul(c(0.02483), b));
+  Array inv_alpha = lax::add(c(1.1239), lax::div(c(1.1328), lax::sub(b, c(3.4))));
+  Array v_r = lax::sub(c(0.9277), lax::div(c(3.6224), lax::sub(b, c(2.0))));
+  Array k_out = c(-1.0);
+  Array accepted = lax::broadcast_in_dim(Array(false), shape, {});
+  while (any(lax::bitwise_not(accepted))) {
+    std::vector<Keys> ks = detail::split_n(key, 3);
+    key = ks[0];
+    Array u = lax::sub(detail::uniform_keys(ks[1], shape, f, const_f(0.0, f), const_f(1.0, f)),
+                       c(0.5));
+    Array v = detail::uniform_keys(ks[2], shape, f, const_f(0.0, f), const_f(1.0, f));
+    Array us = lax::sub(c(0.5), lax::abs(u));
+    Array k = lax::floor(lax::add(
+        lax::add(lax::mul(lax::add(lax::div(lax::mul(c(2.0), a), us), b), u), lam), c(0.43)));
+    Array s = lax::log(lax::div(lax::mul(v, inv_alpha), lax::add(lax::div(a, lax::mul(us, us)), b)));
+    Array t = lax::sub(lax::add(lax::neg(lam), lax::mul(k, log_lam)), lax::lgamma(lax::add(k, c(1.0))));
+    Array accept1 = lax::bitwise_and(lax::ge(us, c(0.07)), lax::le(v, v_r));
+    Array reject = lax::bitwise_or(lax::lt(k, c(0.0)),
+                                   lax::bitwise_and(lax::lt(us, c(0.013)), lax::gt(v, us)));
+    Array accept2 = lax::le(s, t);
+    Array accept = lax::bitwise_or(accept1, lax::bitwise_and(lax::bitwise_not(reject), accept2));
+    k_out = lax::select(accept, k, k_out);
+    accepted = lax::bitwise_or(accepted, accept);
+  }
+  return lax::convert_element_type(k_out, dtype);
+}
+
+}  // namespace
+
+Array poisson(const Array& key, const Array& lam_in, std::optional<Shape> shape_opt, DType dtype) {
+  Keys k = detail::unpack("poisson", key);
+  if (!is_integer(dtype))
+    throw DTypeError(str("[poisson] dtype must be an integer dtype, got ", dtype_name(dtype)));
+  Shape shape = shape_opt ? *shape_opt : lam_in.shape();
+  detail::check_shape("poisson", shape);
+  const DType f = DType::Float32;
+  Array lam = lax::convert_element_type(numpy::detail::broadcast_to("poisson", lam_in, shape), f);
+  if (shape.numel() == 0) return lax::convert_element_type(lam, dtype);
+  Array use_knuth = lax::bitwise_or(lax::ne(lam, lam), lax::lt(lam, full(10.0, f, shape)));
+  Array lam_knuth = lax::select(use_knuth, lam, full(0.0, f, shape));
+  Array lam_rej = lax::select(use_knuth, full(1e5, f, shape), lam);
+  Array result = lax::select(use_knuth, poisson_knuth(k, lam_knuth, shape, dtype),
+                             poisson_rejection(k, lam_rej, shape, dtype));
+  Array zero = lax::broadcast_in_dim(detail::const_i(0, dtype), shape, {});
+  return lax::select(lax::eq(lam, full(0.0, f, shape)), zero, result);
+}
+
+}  // namespace jx::random

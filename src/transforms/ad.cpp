@@ -1,0 +1,290 @@
+#include "transforms/ad.h"
+
+#include "jx/lax.h"
+#include "ops/common.h"
+#include "transforms/bind.h"
+#include "transforms/staging.h"
+
+namespace jx::tr {
+
+// ---- helpers ----
+
+Array zeros_like_aval(const Aval& a) {
+  Array z = lax::convert_element_type(Array(0), a.dtype, a.weak);
+  return lax::broadcast_in_dim(z, a.shape, {});
+}
+
+Array instantiate(const Array& t, const Aval& a) { return t.valid() ? t : zeros_like_aval(a); }
+
+Array add_tangents(const Array& a, const Array& b) {
+  if (!a.valid()) return b;
+  if (!b.valid()) return a;
+  return lax::add(a, b);
+}
+
+namespace {
+
+[[noreturn]] void no_rule(Prim p, const char* what) {
+  throw ValueError(str("[", ops::name(p), "] ", what, " of '", ops::name(p),
+                       "' is not implemented in jx yet"));
+}
+
+void check_tangent(size_t i, const Array& primal, const Array& tangent) {
+  if (!tangent.valid()) return;
+  if (tangent.shape() != primal.shape() || tangent.dtype() != primal.dtype())
+    throw ValueError(str("[jvp] tangent ", i, " has type ", type_str(tangent.dtype(), tangent.shape()),
+                         " but its primal has type ", type_str(primal.dtype(), primal.shape()),
+                         "; tangents must match their primals' shapes and dtypes"));
+}
+
+}  // namespace
+
+// ---- forward mode ----
+
+class JVPTracer : public TracerBase {
+ public:
+  JVPTracer(std::shared_ptr<Trace> t, Array p, Array d)
+      : TracerBase(std::move(t)), primal(std::move(p)), tangent(std::move(d)) {}
+  Array primal, tangent;
+};
+
+class JVPTrace : public Trace, public std::enable_shared_from_this<JVPTrace> {
+ public:
+  using Trace::Trace;
+  const char* kind() const override { return "jvp"; }
+
+  Array wrap(const Array& p, const Array& t) {
+    if (!t.valid()) return p;
+    return make_tracer_array(ops::aval_of(p), std::make_shared<JVPTracer>(shared_from_this(), p, t));
+  }
+
+  Arrays process_primitive(Prim p, std::span<const Array> in, const Params& params) override {
+    Arrays primals, tangents;
+    bool any = false;
+    for (const Array& x : in) {
+      if (auto* t = tracer_of<JVPTracer>(x, this)) {
+        primals.push_back(t->primal);
+        tangents.push_back(t->tangent);
+        any = true;
+      } else {
+        primals.push_back(x);
+        tangents.emplace_back();
+      }
+    }
+    Arrays pouts = bind_with(parent(), p, primals, params);
+    if (!any) return pouts;
+    const ops::PrimitiveInfo& pi = ops::info(p);
+    if (!pi.jvp) {
+      if (pi.zero_tangent) return pouts;
+      no_rule(p, "differentiation (jvp)");
+    }
+    Arrays touts;
+    {
+      CurrentTraceGuard g(parent());
+      touts = pi.jvp(primals, pouts, tangents, params);
+    }
+    Arrays outs;
+    for (size_t i = 0; i < pouts.size(); ++i) outs.push_back(wrap(pouts[i], i < touts.size() ? touts[i] : Array()));
+    return outs;
+  }
+};
+
+std::pair<Arrays, Arrays> jvp_flat(const FlatFn& f, const Arrays& primals, const Arrays& tangents) {
+  if (primals.size() != tangents.size())
+    throw ValueError(str("[jvp] got ", primals.size(), " primals but ", tangents.size(),
+                         " tangents; pass one tangent per primal"));
+  auto trace = std::make_shared<JVPTrace>(current_trace());
+  Arrays in;
+  for (size_t i = 0; i < primals.size(); ++i) {
+    check_tangent(i, primals[i], tangents[i]);
+    in.push_back(trace->wrap(primals[i], tangents[i]));
+  }
+  Arrays outs;
+  {
+    CurrentTraceGuard g(trace.get());
+    outs = f(in);
+  }
+  trace->deactivate();
+  Arrays pouts, touts;
+  for (const Array& o : outs) {
+    if (auto* t = tracer_of<JVPTracer>(o, trace.get())) {
+      pouts.push_back(t->primal);
+      touts.push_back(t->tangent);
+    } else {
+      pouts.push_back(o);
+      touts.push_back(zeros_like_aval(ops::aval_of(o)));
+    }
+  }
+  return {pouts, touts};
+}
+
+// ---- linearize ----
+
+class LinearizeTracer : public TracerBase {
+ public:
+  LinearizeTracer(std::shared_ptr<Trace> t, Array p, Array d)
+      : TracerBase(std::move(t)), primal(std::move(p)), tangent(std::move(d)) {}
+  Array primal, tangent;  // tangent: a tracer of the tangent trace, or invalid (zero)
+};
+
+class LinearizeTrace : public Trace, public std::enable_shared_from_this<LinearizeTrace> {
+ public:
+  LinearizeTrace(Trace* parent, StagingTrace* tangent_trace)
+      : Trace(parent), tangent_trace_(tangent_trace) {}
+  const char* kind() const override { return "grad/vjp/linearize"; }
+
+  Array wrap(const Array& p, const Array& t) {
+    if (!t.valid()) return p;
+    return make_tracer_array(ops::aval_of(p),
+                             std::make_shared<LinearizeTracer>(shared_from_this(), p, t));
+  }
+
+  Arrays process_primitive(Prim p, std::span<const Array> in, const Params& params) override {
+    Arrays primals, tangents;
+    bool any = false;
+    for (const Array& x : in) {
+      if (auto* t = tracer_of<LinearizeTracer>(x, this)) {
+        primals.push_back(t->primal);
+        tangents.push_back(t->tangent);
+        any = true;
+      } else {
+        primals.push_back(x);
+        tangents.emplace_back();
+      }
+    }
+    Arrays pouts = bind_with(parent(), p, primals, params);
+    if (!any) return pouts;
+    const ops::PrimitiveInfo& pi = ops::info(p);
+    if (!pi.jvp) {
+      if (pi.zero_tangent) return pouts;
+      no_rule(p, "differentiation (jvp)");
+    }
+    Arrays touts;
+    {
+      // Primal-only work inside the rule runs on the parent (the tangent trace forwards
+      // it); whatever touches a tangent is staged into the linear jaxpr.
+      CurrentTraceGuard g(tangent_trace_);
+      touts = pi.jvp(primals, pouts, tangents, params);
+    }
+    Arrays outs;
+    for (size_t i = 0; i < pouts.size(); ++i) outs.push_back(wrap(pouts[i], i < touts.size() ? touts[i] : Array()));
+    return outs;
+  }
+
+ private:
+  StagingTrace* tangent_trace_;
+};
+
+Linearized linearize_flat(const FlatFn& f, const Arrays& primals) {
+  Trace* parent = current_trace();
+  auto tangents = std::make_shared<StagingTrace>(parent, /*stage_all=*/false);
+  auto trace = std::make_shared<LinearizeTrace>(parent, tangents.get());
+  Linearized lin;
+  Arrays in;
+  for (const Array& x : primals) {
+    Aval a = ops::aval_of(x);
+    lin.in_avals.push_back(a);
+    in.push_back(trace->wrap(x, tangents->new_arg(a)));
+  }
+  Arrays outs;
+  {
+    CurrentTraceGuard g(trace.get());
+    outs = f(in);
+  }
+  trace->deactivate();
+  Arrays touts;
+  for (size_t i = 0; i < outs.size(); ++i) {
+    const Array& o = outs[i];
+    lin.out_avals.push_back(ops::aval_of(o));
+    if (auto* t = tracer_of<LinearizeTracer>(o, trace.get())) {
+      lin.primals_out.push_back(t->primal);
+      touts.push_back(t->tangent);
+      lin.out_index.push_back(int(i));
+    } else {
+      lin.primals_out.push_back(o);
+    }
+  }
+  lin.linear = tangents->finish(touts);
+  tangents->deactivate();
+  return lin;
+}
+
+Arrays linear_apply(const Linearized& lin, const Arrays& tangents) {
+  if (tangents.size() != lin.in_avals.size())
+    throw ValueError(str("[linearize] the linear function takes ", lin.in_avals.size(),
+                         " tangents, got ", tangents.size()));
+  Arrays in;
+  for (size_t i = 0; i < tangents.size(); ++i) in.push_back(instantiate(tangents[i], lin.in_avals[i]));
+  Arrays lin_outs = ir::eval_jaxpr(lin.linear, in);
+  Arrays outs(lin.out_avals.size());
+  for (size_t k = 0; k < lin.out_index.size(); ++k) outs[size_t(lin.out_index[k])] = lin_outs[k];
+  for (size_t i = 0; i < outs.size(); ++i) outs[i] = instantiate(outs[i], lin.out_avals[i]);
+  return outs;
+}
+
+Arrays linear_transpose(const Linearized& lin, const Arrays& cotangents) {
+  if (cotangents.size() != lin.out_avals.size())
+    throw ValueError(str("[vjp] the function has ", lin.out_avals.size(),
+                         " outputs but got ", cotangents.size(), " cotangents"));
+  for (size_t i = 0; i < cotangents.size(); ++i) {
+    const Array& c = cotangents[i];
+    const Aval& a = lin.out_avals[i];
+    if (c.valid() && (c.shape() != a.shape || c.dtype() != a.dtype))
+      throw ValueError(str("[vjp] cotangent ", i, " has type ", type_str(c.dtype(), c.shape()),
+                           " but the output has type ", type_str(a.dtype, a.shape),
+                           "; cotangents must match the outputs' shapes and dtypes"));
+  }
+  Arrays cts;
+  for (int idx : lin.out_index) cts.push_back(cotangents[size_t(idx)]);
+  Arrays in_cts = backward_pass(lin.linear, cts);
+  for (size_t i = 0; i < in_cts.size(); ++i) in_cts[i] = instantiate(in_cts[i], lin.in_avals[i]);
+  return in_cts;
+}
+
+Arrays backward_pass(const ir::Jaxpr& j, const Arrays& cts_out) {
+  std::vector<bool> linear(j.avals.size(), true);
+  for (int v : j.constvars) linear[size_t(v)] = false;
+  std::vector<Array> consts(j.avals.size());
+  for (size_t i = 0; i < j.constvars.size(); ++i) consts[size_t(j.constvars[i])] = j.consts[i];
+  std::vector<Array> ct(j.avals.size());
+  for (size_t i = 0; i < j.outvars.size(); ++i) {
+    const ir::Atom& a = j.outvars[i];
+    if (a.is_var() && linear[size_t(a.var)]) ct[size_t(a.var)] = add_tangents(ct[size_t(a.var)], cts_out[i]);
+  }
+  for (auto it = j.eqns.rbegin(); it != j.eqns.rend(); ++it) {
+    const ir::Eqn& e = *it;
+    Arrays out_cts;
+    bool any = false;
+    for (int o : e.outputs) {
+      out_cts.push_back(ct[size_t(o)]);
+      any = any || ct[size_t(o)].valid();
+      ct[size_t(o)] = Array();  // free as soon as it is consumed
+    }
+    if (!any) continue;
+    const ops::PrimitiveInfo& pi = ops::info(e.prim);
+    if (!pi.transpose) no_rule(e.prim, "reverse-mode differentiation (transpose)");
+    Arrays inputs;
+    std::vector<Aval> in_avals;
+    std::vector<uint8_t> lin_mask;
+    for (const ir::Atom& a : e.inputs) {
+      in_avals.push_back(j.aval_of(a));
+      bool lin = a.is_var() && linear[size_t(a.var)];
+      lin_mask.push_back(lin);
+      inputs.push_back(lin ? Array() : (a.is_var() ? consts[size_t(a.var)] : a.literal));
+    }
+    std::unique_ptr<bool[]> lin_arr(new bool[lin_mask.size()]);
+    for (size_t k = 0; k < lin_mask.size(); ++k) lin_arr[k] = lin_mask[k];
+    Arrays in_cts = pi.transpose(out_cts, inputs, in_avals,
+                                 std::span<const bool>(lin_arr.get(), lin_mask.size()), e.params);
+    for (size_t k = 0; k < e.inputs.size() && k < in_cts.size(); ++k) {
+      if (!lin_mask[k] || !in_cts[k].valid()) continue;
+      int v = e.inputs[k].var;
+      ct[size_t(v)] = add_tangents(ct[size_t(v)], in_cts[k]);
+    }
+  }
+  Arrays result;
+  for (int v : j.invars) result.push_back(ct[size_t(v)]);
+  return result;
+}
+
+}  // namespace jx::tr
