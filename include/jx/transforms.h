@@ -171,50 +171,56 @@ auto jvp(F f, const std::tuple<Args...>& primals, const std::tuple<Args...>& tan
   return std::make_pair(tree::unflatten<R>(out_def, po), tree::unflatten<R>(out_def, to));
 }
 
+namespace ad {
+// f linearized at args, with the pytree structures needed to map flat results back.
+template <class R, class In>
+struct TreeLinearized {
+  LinearFn lin;
+  tree::TreeDef in_def, out_def;
+  R out;
+};
+template <class F, class... Args>
+auto linearize_tree(F& f, const Args&... args) {
+  using In = std::tuple<std::decay_t<Args>...>;
+  using R = std::decay_t<decltype(f(args...))>;
+  In in(args...);
+  auto [leaves, def] = tree::flatten(in);
+  tree::TreeDef out_def;
+  FlatFn flat = [&](const std::vector<Array>& xs) {
+    auto [ol, od] = tree::flatten(R(std::apply(f, tree::unflatten<In>(def, xs))));
+    out_def = od;
+    return ol;
+  };
+  LinearFn lin = linearize_flat(flat, leaves);
+  R out = tree::unflatten<R>(out_def, lin.primals_out());
+  return TreeLinearized<R, In>{std::move(lin), std::move(def), std::move(out_def), std::move(out)};
+}
+}  // namespace ad
+
 // vjp(f, args...) -> (f(args...), f_vjp) with f_vjp(cotangent) -> std::tuple of cotangents.
 template <class F, class... Args>
 auto vjp(F f, const Args&... args) {
   using In = std::tuple<std::decay_t<Args>...>;
-  In in(args...);
-  auto [leaves, def] = tree::flatten(in);
-  using R = std::decay_t<decltype(f(args...))>;
-  auto out_def = std::make_shared<tree::TreeDef>();
-  ad::FlatFn flat = [&](const std::vector<Array>& xs) {
-    auto a = tree::unflatten<In>(def, xs);
-    auto [ol, od] = tree::flatten(R(std::apply(f, a)));
-    *out_def = od;
-    return ol;
+  auto t = ad::linearize_tree(f, args...);
+  using R = decltype(t.out);
+  auto f_vjp = [lin = t.lin, in_def = t.in_def, out_def = t.out_def](const R& ct) {
+    std::vector<Array> cl = tree::detail::flatten_matching("vjp", out_def, ct, 1);
+    return tree::unflatten<In>(in_def, lin.transpose(cl));
   };
-  ad::LinearFn lin = ad::linearize_flat(flat, leaves);
-  R out = tree::unflatten<R>(*out_def, lin.primals_out());
-  auto f_vjp = [lin, def, out_def](const R& ct) {
-    std::vector<Array> cl = tree::detail::flatten_matching("vjp", *out_def, ct, 1);
-    return tree::unflatten<In>(def, lin.transpose(cl));
-  };
-  return std::make_pair(std::move(out), std::move(f_vjp));
+  return std::make_pair(std::move(t.out), std::move(f_vjp));
 }
 
 // linearize(f, args...) -> (f(args...), f_jvp) with f_jvp(tangents...) -> J . tangents.
 template <class F, class... Args>
 auto linearize(F f, const Args&... args) {
   using In = std::tuple<std::decay_t<Args>...>;
-  In in(args...);
-  auto [leaves, def] = tree::flatten(in);
-  using R = std::decay_t<decltype(f(args...))>;
-  auto out_def = std::make_shared<tree::TreeDef>();
-  ad::FlatFn flat = [&](const std::vector<Array>& xs) {
-    auto a = tree::unflatten<In>(def, xs);
-    auto [ol, od] = tree::flatten(R(std::apply(f, a)));
-    *out_def = od;
-    return ol;
+  auto t = ad::linearize_tree(f, args...);
+  using R = decltype(t.out);
+  auto f_jvp = [lin = t.lin, in_def = t.in_def, out_def = t.out_def](const std::decay_t<Args>&... ts) {
+    std::vector<Array> tl = tree::detail::flatten_matching("linearize", in_def, In(ts...), 1);
+    return tree::unflatten<R>(out_def, lin.apply(tl));
   };
-  ad::LinearFn lin = ad::linearize_flat(flat, leaves);
-  R out = tree::unflatten<R>(*out_def, lin.primals_out());
-  auto f_jvp = [lin, def, out_def](const std::decay_t<Args>&... ts) {
-    std::vector<Array> tl = tree::detail::flatten_matching("linearize", def, In(ts...), 1);
-    return tree::unflatten<R>(*out_def, lin.apply(tl));
-  };
-  return std::make_pair(std::move(out), std::move(f_jvp));
+  return std::make_pair(std::move(t.out), std::move(f_jvp));
 }
 
 // Jacobians of f: Array -> Array w.r.t. its first argument; shape out.shape + in.shape.

@@ -7,8 +7,11 @@ using ops::Prim;
 
 Array convert_element_type(const Array& x, DType new_dtype, bool weak_type) {
   if (x.dtype() == new_dtype && x.weak_type() == weak_type) return x;
-  return bind1(Prim::ConvertElementType, {x},
-               {{"new_dtype", new_dtype}, {"weak_type", weak_type}});
+  ops::Params params{{"new_dtype", new_dtype}, {"weak_type", weak_type}};
+  // A concrete value is converted now even while tracing, as JAX folds conversions of
+  // constants: promotion of `x * 2.0` must not stage a convert of the literal 2.0.
+  if (x.is_concrete()) return eval_primitive(Prim::ConvertElementType, {&x, 1}, params)[0];
+  return bind1(Prim::ConvertElementType, {x}, params);
 }
 
 Array bitcast_convert_type(const Array& x, DType new_dtype) {

@@ -1,5 +1,7 @@
 #include "ops/ad_rules.h"
 
+#include "core/array_impl.h"
+
 namespace jx::ops::ad_rules {
 
 Array zeros(const Aval& a) {
@@ -37,7 +39,10 @@ Array scale(const Array& t, const Array& c) {
 }
 
 Array constant(double v, const Array& like) {
-  Array c = lax::convert_element_type(Array(v), like.dtype(), true);
+  // Built from a float64 scalar so that float64 rules keep full precision.
+  Array d = detail::empty_array({}, DType::Float64, true);
+  *detail::data<double>(d) = v;
+  Array c = lax::convert_element_type(d, like.dtype(), true);
   return lax::reshape(c, Shape(size_t(like.ndim()), 1));  // lax operands need equal rank
 }
 

@@ -1,8 +1,11 @@
 // Binary elementwise primitives: arithmetic, bitwise, shifts, comparisons. Dtype rules as
 // jax/_src/lax/lax.py: mul/add/sub/div/rem need a numeric dtype (jnp maps bool + and * to
 // or/and), pow/atan2/nextafter a floating one, bitwise ops ints or bool, shifts ints.
+// Autodiff rules follow jax/_src/lax/lax.py, including their choices at kinks.
 #include "backend/cpu/kernels.h"
+#include "ops/ad_rules.h"
 #include "ops/common.h"
+#include "support/check.h"
 
 namespace jx::ops {
 namespace {
@@ -94,11 +97,120 @@ void binary_impl(std::span<const Array> in, std::span<Array> out, const Params&)
               b.shape.data(), o.buffer->data(), o.shape.data(), int(o.shape.size()));
 }
 
+// ---- autodiff ----
+
+// 1 where x equals the result z, halved where y does too: max/min split the tangent
+// evenly at ties, as JAX's _balanced_eq.
+Array balanced_eq(const Array& x, const Array& z, const Array& y) {
+  auto c = [&](double v) { return ad_rules::constant(v, z); };
+  return lax::div(lax::select(lax::eq(x, z), c(1.0), c(0.0)),
+                  lax::select(lax::eq(y, z), c(2.0), c(1.0)));
+}
+
+// The contribution of operand I's (non-zero) tangent g to the output tangent.
+template <Prim P, int I>
+Array binary_tangent(const Array& g, const Array& x, const Array& y, const Array& ans) {
+  auto c = [&](double v) { return ad_rules::constant(v, ans); };
+  if constexpr (P == Prim::Add) {
+    return g;
+  } else if constexpr (P == Prim::Sub) {
+    return I == 0 ? g : lax::neg(g);
+  } else if constexpr (P == Prim::Mul) {
+    return I == 0 ? lax::mul(g, y) : lax::mul(x, g);
+  } else if constexpr (P == Prim::Div) {
+    if constexpr (I == 0) return lax::div(g, y);
+    return lax::mul(lax::mul(lax::neg(g), x), lax::integer_pow(y, -2));
+  } else if constexpr (P == Prim::Rem) {
+    // d rem(x, y)/dy = -trunc(x / y).
+    if constexpr (I == 0) return g;
+    Array q = lax::div(x, y);
+    return lax::mul(lax::neg(g), lax::mul(lax::sign(q), lax::floor(lax::abs(q))));
+  } else if constexpr (P == Prim::Pow) {
+    if constexpr (I == 0) return lax::mul(g, lax::mul(y, lax::pow(x, lax::sub(y, c(1.0)))));
+    // log(x) is replaced by log(1) = 0 at x == 0, so 0 ** y has a finite y-derivative.
+    Array safe_x = lax::select(lax::eq(x, c(0.0)), c(1.0), x);
+    return lax::mul(g, lax::mul(lax::log(safe_x), ans));
+  } else if constexpr (P == Prim::Max || P == Prim::Min) {
+    return I == 0 ? lax::mul(g, balanced_eq(x, ans, y)) : lax::mul(g, balanced_eq(y, ans, x));
+  } else if constexpr (P == Prim::Atan2) {
+    Array denom = lax::add(lax::square(x), lax::square(y));
+    if constexpr (I == 0) return lax::mul(g, lax::div(y, denom));
+    return lax::div(lax::mul(g, lax::neg(x)), denom);
+  } else {
+    static_assert(P == Prim::Add, "no tangent formula for this primitive");
+  }
+}
+
+template <Prim P>
+Arrays binary_jvp(std::span<const Array> primals, std::span<const Array> outs,
+                  std::span<const Array> tangents, const Params&) {
+  const Array& ans = outs[0];
+  // Integer outputs have no tangent space (JAX's float0): the tangent is zero.
+  if (!is_floating(ans.dtype())) return {Array()};
+  Array t;
+  if (!ad_rules::is_zero(tangents[0]))
+    t = binary_tangent<P, 0>(tangents[0], primals[0], primals[1], ans);
+  if (!ad_rules::is_zero(tangents[1]))
+    t = ad_rules::add_tangents(t, binary_tangent<P, 1>(tangents[1], primals[0], primals[1], ans));
+  // A tangent of an operand with size-1 dims is broadcast up to the output.
+  return {ad_rules::bcast(t, ans)};
+}
+
+// Transposes: one cotangent per linear operand, summed back down to its shape.
+Arrays add_transpose(std::span<const Array> cts, std::span<const Array>,
+                     std::span<const Aval> avals, std::span<const bool> linear, const Params&) {
+  const Array& ct = cts[0];
+  if (ad_rules::is_zero(ct)) return {Array(), Array()};
+  return {linear[0] ? ad_rules::unbroadcast(ct, avals[0]) : Array(),
+          linear[1] ? ad_rules::unbroadcast(ct, avals[1]) : Array()};
+}
+
+Arrays sub_transpose(std::span<const Array> cts, std::span<const Array>,
+                     std::span<const Aval> avals, std::span<const bool> linear, const Params&) {
+  const Array& ct = cts[0];
+  if (ad_rules::is_zero(ct)) return {Array(), Array()};
+  return {linear[0] ? ad_rules::unbroadcast(ct, avals[0]) : Array(),
+          linear[1] ? ad_rules::unbroadcast(lax::neg(ct), avals[1]) : Array()};
+}
+
+// mul is linear in one operand at a time: the other one is a known (primal-side) value.
+Arrays mul_transpose(std::span<const Array> cts, std::span<const Array> in,
+                     std::span<const Aval> avals, std::span<const bool> linear, const Params&) {
+  JX_CHECK(!(linear[0] && linear[1]), "mul of two linear values is not linear");
+  const Array& ct = cts[0];
+  if (ad_rules::is_zero(ct)) return {Array(), Array()};
+  if (linear[0]) return {ad_rules::unbroadcast(lax::mul(ct, in[1]), avals[0]), Array()};
+  return {Array(), ad_rules::unbroadcast(lax::mul(in[0], ct), avals[1])};
+}
+
+// div is linear in its numerator only.
+Arrays div_transpose(std::span<const Array> cts, std::span<const Array> in,
+                     std::span<const Aval> avals, std::span<const bool> linear, const Params&) {
+  JX_CHECK(linear[0] && !linear[1], "div is linear in its numerator only");
+  const Array& ct = cts[0];
+  if (ad_rules::is_zero(ct)) return {Array(), Array()};
+  return {ad_rules::unbroadcast(lax::div(ct, in[1]), avals[0]), Array()};
+}
+
 template <Prim P>
 void reg() {
   PrimitiveInfo& pi = mutable_info(P);
   pi.abstract_eval = binary_abstract_eval<P>;
   pi.impl = binary_impl<P>;
+  constexpr bool smooth = P == Prim::Add || P == Prim::Sub || P == Prim::Mul || P == Prim::Div ||
+                          P == Prim::Rem || P == Prim::Pow || P == Prim::Max || P == Prim::Min ||
+                          P == Prim::Atan2;
+  if constexpr (smooth) {
+    pi.jvp = binary_jvp<P>;
+  } else {
+    // Bitwise ops, shifts, comparisons and nextafter: piecewise constant (defjvp_zero).
+    pi.zero_tangent = true;
+  }
+  if constexpr (P == Prim::Add) pi.transpose = add_transpose;
+  if constexpr (P == Prim::Sub) pi.transpose = sub_transpose;
+  if constexpr (P == Prim::Mul) pi.transpose = mul_transpose;
+  if constexpr (P == Prim::Div) pi.transpose = div_transpose;
+  pi.not_linear = pi.transpose == nullptr;
 }
 
 }  // namespace

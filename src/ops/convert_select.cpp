@@ -1,6 +1,9 @@
 // Casts and selection: convert_element_type, bitcast_convert_type, select_n, clamp.
+// Autodiff rules follow jax/_src/lax/lax.py.
 #include "backend/cpu/kernels.h"
+#include "ops/ad_rules.h"
 #include "ops/common.h"
+#include "support/check.h"
 
 namespace jx::ops {
 namespace {
@@ -116,21 +119,121 @@ void clamp_impl(std::span<const Array> in, std::span<Array> out, const Params&) 
              hi.buffer->data(), hs.data(), detail::raw_data(out[0]), o.shape.data(), int(rank));
 }
 
+// ---- autodiff ----
+
+// Rank-0 operands of select_n/clamp broadcast against any rank, but the binary lax ops
+// they are differentiated with need equal ranks: view a scalar as all-1 dims.
+Array lift(const Array& a, int rank) {
+  if (!a.valid() || a.ndim() == rank) return a;
+  return lax::reshape(a, Shape(static_cast<size_t>(rank), 1));
+}
+
+// The cotangent `ct` of a select_n/clamp output, summed down to an operand's type (which
+// may be rank 0).
+Array reduce_to(const Array& ct, const Aval& a) {
+  if (ad_rules::is_zero(ct) || ct.shape() == a.shape) return ct;
+  if (a.shape.empty()) {
+    std::vector<int64_t> all;
+    for (int i = 0; i < ct.ndim(); ++i) all.push_back(i);
+    return lax::reduce_sum(ct, all);
+  }
+  return ad_rules::unbroadcast(ct, a);
+}
+
+Array scalar_zero(DType t) { return ad_rules::zeros(Aval{Shape{}, t, false}); }
+
+// Only float -> float conversions carry a tangent (integers and bool have none: float0).
+Arrays convert_jvp(std::span<const Array> primals, std::span<const Array>,
+                   std::span<const Array> tangents, const Params& p) {
+  DType to = p.dtype("new_dtype");
+  if (ad_rules::is_zero(tangents[0]) || !is_floating(primals[0].dtype()) || !is_floating(to))
+    return {Array()};
+  return {lax::convert_element_type(tangents[0], to, p.b("weak_type"))};
+}
+Arrays convert_transpose(std::span<const Array> cts, std::span<const Array>,
+                         std::span<const Aval> avals, std::span<const bool>, const Params&) {
+  const Aval& old = avals[0];
+  if (ad_rules::is_zero(cts[0]) || !is_floating(old.dtype) || !is_floating(cts[0].dtype()))
+    return {Array()};
+  return {lax::convert_element_type(cts[0], old.dtype, old.weak)};
+}
+
+// select_n's tangent selects among the cases' tangents (zeros where a case has none);
+// `which` is piecewise constant.
+Arrays select_n_jvp(std::span<const Array> primals, std::span<const Array> outs,
+                    std::span<const Array> tangents, const Params&) {
+  const Array& out = outs[0];
+  bool any = false;
+  for (size_t k = 1; k < tangents.size(); ++k) any = any || !ad_rules::is_zero(tangents[k]);
+  if (!any || !is_floating(out.dtype())) return {Array()};
+  Arrays cases;
+  for (size_t k = 1; k < tangents.size(); ++k)
+    cases.push_back(ad_rules::is_zero(tangents[k]) ? scalar_zero(out.dtype()) : tangents[k]);
+  Array t = lax::select_n(primals[0], cases);
+  // The cases with tangents may not span the output's shape alone.
+  if (t.shape() != out.shape()) t = ad_rules::bcast(lift(t, out.ndim()), out);
+  return {t};
+}
+Arrays select_n_transpose(std::span<const Array> cts, std::span<const Array> in,
+                          std::span<const Aval> avals, std::span<const bool> linear,
+                          const Params&) {
+  JX_CHECK(!linear[0], "select_n is not linear in its predicate");
+  Arrays res(in.size());
+  const Array& ct = cts[0];
+  if (ad_rules::is_zero(ct)) return res;
+  Array zero = scalar_zero(ct.dtype());
+  for (size_t i = 1; i < in.size(); ++i) {
+    if (!linear[i]) continue;
+    Arrays cases(in.size() - 1, zero);
+    cases[i - 1] = ct;
+    res[i] = reduce_to(lax::select_n(in[0], cases), avals[i]);
+  }
+  return res;
+}
+
+// clamp(lo, x, hi): the tangent flows from whichever operand the result equals strictly;
+// at ties (x == lo or x == hi) JAX's rule gives zero to every operand.
+Arrays clamp_jvp(std::span<const Array> primals, std::span<const Array> outs,
+                 std::span<const Array> tangents, const Params&) {
+  const Array& out = outs[0];
+  if (!is_floating(out.dtype())) return {Array()};
+  int r = out.ndim();
+  Array lo = lift(primals[0], r), x = primals[1], hi = lift(primals[2], r);
+  Array zero = scalar_zero(out.dtype());
+  Array t;
+  if (!ad_rules::is_zero(tangents[0]))
+    t = lax::select(lax::bitwise_and(lax::gt(lo, x), lax::lt(lo, hi)), lift(tangents[0], r), zero);
+  if (!ad_rules::is_zero(tangents[1]))
+    t = ad_rules::add_tangents(
+        t, lax::select(lax::bitwise_and(lax::gt(x, lo), lax::lt(x, hi)), tangents[1], zero));
+  if (!ad_rules::is_zero(tangents[2]))
+    t = ad_rules::add_tangents(t, lax::select(lax::lt(hi, x), lift(tangents[2], r), zero));
+  return {t};
+}
+
 }  // namespace
 
 void register_convert_select() {
   auto& c = mutable_info(Prim::ConvertElementType);
   c.abstract_eval = convert_abstract_eval;
   c.impl = convert_impl;
+  c.jvp = convert_jvp;
+  c.transpose = convert_transpose;
   auto& b = mutable_info(Prim::BitcastConvertType);
   b.abstract_eval = bitcast_abstract_eval;
   b.impl = bitcast_impl;
+  b.zero_tangent = true;  // reinterpreted bits: no derivative, as JAX's defjvp_zero
+  b.not_linear = true;
   auto& s = mutable_info(Prim::SelectN);
   s.abstract_eval = select_n_abstract_eval;
   s.impl = select_n_impl;
+  s.jvp = select_n_jvp;
+  s.transpose = select_n_transpose;
   auto& k = mutable_info(Prim::Clamp);
   k.abstract_eval = clamp_abstract_eval;
   k.impl = clamp_impl;
+  k.jvp = clamp_jvp;
+  k.not_linear = true;
 }
 
 }  // namespace jx::ops

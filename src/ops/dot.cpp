@@ -1,5 +1,10 @@
 // Contractions: dot_general (XLA's DotGeneral). Output dims: batch, lhs free, rhs free.
+#include <algorithm>
+#include <numeric>
+#include <optional>
+
 #include "backend/cpu/dot.h"
+#include "ops/ad_rules.h"
 #include "ops/common.h"
 
 namespace jx::ops {
@@ -94,12 +99,106 @@ void dot_general_impl(std::span<const Array> in, std::span<Array> out, const Par
                    detail::raw_data(out[0]));
 }
 
+
+// ---- autodiff: dot_general is bilinear (JAX: ad.defbilinear) ----
+
+lax::DotDimensionNumbers dnums_of(const Params& p) {
+  return {p.ints("lhs_contracting"), p.ints("rhs_contracting"), p.ints("lhs_batch"),
+          p.ints("rhs_batch")};
+}
+
+std::optional<DType> preferred_of(const Params& p) {
+  if (p.has("preferred_element_type")) return p.dtype("preferred_element_type");
+  return std::nullopt;
+}
+
+Arrays dot_general_jvp(std::span<const Array> primals, std::span<const Array>,
+                       std::span<const Array> tangents, const Params& p) {
+  const auto dn = dnums_of(p);
+  const auto pref = preferred_of(p);
+  Array out;
+  if (!ad_rules::is_zero(tangents[0]))
+    out = lax::dot_general(tangents[0], primals[1], dn, pref);
+  if (!ad_rules::is_zero(tangents[1]))
+    out = ad_rules::add_tangents(out, lax::dot_general(primals[0], tangents[1], dn, pref));
+  return {out};
+}
+
+std::vector<int64_t> remaining(int64_t ndim, const std::vector<int64_t>& a,
+                               const std::vector<int64_t>& b) {
+  std::vector<int64_t> r;
+  for (int64_t d = 0; d < ndim; ++d)
+    if (std::find(a.begin(), a.end(), d) == a.end() && std::find(b.begin(), b.end(), d) == b.end())
+      r.push_back(d);
+  return r;
+}
+
+std::vector<int64_t> iota(int64_t start, size_t n) {
+  std::vector<int64_t> r(n);
+  std::iota(r.begin(), r.end(), start);
+  return r;
+}
+
+std::vector<int64_t> argsort(const std::vector<int64_t>& v) {
+  std::vector<int64_t> idx = iota(0, v.size());
+  std::stable_sort(idx.begin(), idx.end(), [&](int64_t a, int64_t b) {
+    return v[size_t(a)] < v[size_t(b)];
+  });
+  return idx;
+}
+
+// JAX's _dot_general_transpose_lhs: the cotangent g (dims: batch, lhs free, rhs free) is
+// contracted with y over y's free dims, giving (batch, x free, x contracting ordered as
+// y's contracting dims), then transposed back into x's dim order. `swap` is the rhs case,
+// where x's free dims come second in g.
+Array transpose_operand(const Array& g, Array y, const Aval& x, const std::vector<int64_t>& xc,
+                        const std::vector<int64_t>& yc, const std::vector<int64_t>& xb,
+                        const std::vector<int64_t>& yb, bool swap) {
+  const std::vector<int64_t> x_kept = remaining(int64_t(x.shape.size()), xc, xb);
+  const std::vector<int64_t> y_kept = remaining(y.ndim(), yc, yb);
+  const int64_t nb = int64_t(xb.size());
+  const std::vector<int64_t> ans_batch = iota(0, xb.size());
+  const std::vector<int64_t> ans_y =
+      swap ? iota(nb, y_kept.size()) : iota(nb + int64_t(x_kept.size()), y_kept.size());
+  // With preferred_element_type, g is wider than y; XLA computes a mixed dot in the wider
+  // type, and our dot_general takes one dtype.
+  if (y.dtype() != g.dtype()) y = lax::convert_element_type(y, g.dtype(), y.weak_type());
+  Array r = lax::dot_general(g, y, {ans_y, y_kept, ans_batch, yb});
+  std::vector<int64_t> xc_by_y;
+  for (int64_t k : argsort(yc)) xc_by_y.push_back(xc[size_t(k)]);
+  std::vector<int64_t> unsorted = xb;
+  unsorted.insert(unsorted.end(), x_kept.begin(), x_kept.end());
+  unsorted.insert(unsorted.end(), xc_by_y.begin(), xc_by_y.end());
+  const std::vector<int64_t> perm = argsort(unsorted);
+  if (perm != iota(0, perm.size())) r = lax::transpose(r, perm);
+  if (r.dtype() != x.dtype) r = lax::convert_element_type(r, x.dtype, x.weak);
+  return r;
+}
+
+Arrays dot_general_transpose(std::span<const Array> cts, std::span<const Array> inputs,
+                             std::span<const Aval> avals, std::span<const bool> linear,
+                             const Params& p) {
+  if (linear[0] && linear[1])
+    throw InternalError("[dot_general] transpose: both operands are linear (a bilinear "
+                        "primitive is linear in one operand at a time)");
+  Arrays out(2);
+  const Array& g = cts[0];
+  if (ad_rules::is_zero(g)) return out;
+  const auto &lc = p.ints("lhs_contracting"), &rc = p.ints("rhs_contracting");
+  const auto &lb = p.ints("lhs_batch"), &rb = p.ints("rhs_batch");
+  if (linear[0]) out[0] = transpose_operand(g, inputs[1], avals[0], lc, rc, lb, rb, false);
+  if (linear[1]) out[1] = transpose_operand(g, inputs[0], avals[1], rc, lc, rb, lb, true);
+  return out;
+}
+
 }  // namespace
 
 void register_dot() {
   auto& d = mutable_info(Prim::DotGeneral);
   d.abstract_eval = dot_general_abstract_eval;
   d.impl = dot_general_impl;
+  d.jvp = dot_general_jvp;
+  d.transpose = dot_general_transpose;
 }
 
 }  // namespace jx::ops

@@ -12,6 +12,7 @@
 #include "backend/cpu/gather.h"
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/loops.h"
+#include "ops/ad_rules.h"
 #include "ops/common.h"
 #include "support/dtype_switch.h"
 
@@ -464,6 +465,276 @@ void scatter_impl(std::span<const Array> in, std::span<Array> out, const Params&
                dims(u.shape), s, clip);
 }
 
+
+// ---- autodiff (jax/_src/lax/slicing.py). Index operands are never differentiated. ----
+using ad_rules::instantiate;
+using ad_rules::is_zero;
+
+Array scalar_zero(DType t) { return lax::convert_element_type(Array(0), t); }
+
+std::vector<int64_t> param_strides(const Params& p) {
+  const ParamValue* pv = raw_param(p, "strides");
+  if (auto* v = pv ? std::get_if<std::vector<int64_t>>(pv) : nullptr) return *v;
+  return {};
+}
+
+Arrays slice_jvp(std::span<const Array>, std::span<const Array>, std::span<const Array> t,
+                 const Params& p) {
+  if (is_zero(t[0])) return {Array()};
+  return {lax::slice(t[0], p.ints("start_indices"), p.ints("limit_indices"), param_strides(p))};
+}
+// Pads the cotangent back to the operand's shape with zeros; strides become interior padding.
+Arrays slice_transpose(std::span<const Array> ct, std::span<const Array>,
+                       std::span<const Aval> in, std::span<const bool>, const Params& p) {
+  if (is_zero(ct[0])) return {Array()};
+  const Shape& xs = in[0].shape;
+  const Shape& ts = ct[0].shape();
+  const auto& start = p.ints("start_indices");
+  const auto strides = slice_strides(p, xs.size());
+  std::vector<lax::PadConfig> cfg;
+  for (size_t d = 0; d < xs.size(); ++d) {
+    const int64_t real_limit = start[d] + (ts[d] == 0 ? 0 : 1 + (ts[d] - 1) * strides[d]);
+    cfg.push_back({start[d], xs[d] - real_limit, strides[d] - 1});
+  }
+  return {lax::pad(ct[0], scalar_zero(ct[0].dtype()), cfg)};
+}
+
+std::vector<Array> tail(std::span<const Array> a, size_t first) {
+  return std::vector<Array>(a.begin() + std::ptrdiff_t(first), a.end());
+}
+
+Arrays dynamic_slice_jvp(std::span<const Array> primals, std::span<const Array>,
+                         std::span<const Array> t, const Params& p) {
+  if (is_zero(t[0])) return {Array()};
+  return {lax::dynamic_slice(t[0], tail(primals, 1), p.ints("slice_sizes"), false)};
+}
+Arrays dynamic_slice_transpose(std::span<const Array> ct, std::span<const Array> inputs,
+                               std::span<const Aval> in, std::span<const bool>, const Params&) {
+  Arrays out(inputs.size());
+  if (is_zero(ct[0])) return out;
+  out[0] = lax::dynamic_update_slice(ad_rules::zeros(in[0]), ct[0], tail(inputs, 1), false);
+  return out;
+}
+
+Arrays dynamic_update_slice_jvp(std::span<const Array> primals, std::span<const Array>,
+                                std::span<const Array> t, const Params&) {
+  if (is_zero(t[0]) && is_zero(t[1])) return {Array()};
+  return {lax::dynamic_update_slice(instantiate(t[0], aval_of(primals[0])),
+                                    instantiate(t[1], aval_of(primals[1])), tail(primals, 2),
+                                    false)};
+}
+Arrays dynamic_update_slice_transpose(std::span<const Array> ct, std::span<const Array> inputs,
+                                      std::span<const Aval> in, std::span<const bool> linear,
+                                      const Params&) {
+  Arrays out(inputs.size());
+  if (is_zero(ct[0])) return out;
+  auto starts = tail(inputs, 2);
+  if (linear[0])
+    out[0] = lax::dynamic_update_slice(ct[0], ad_rules::zeros(Aval{in[1].shape, ct[0].dtype(), false}),
+                                       starts, false);
+  if (linear[1]) out[1] = lax::dynamic_slice(ct[0], starts, in[1].shape.vec(), false);
+  return out;
+}
+
+lax::GatherScatterMode mode_of(const Params& p) { return mode_from_param(p.s("mode")); }
+
+lax::ScatterDimensionNumbers scatter_dnums_for(const lax::GatherDimensionNumbers& g) {
+  return {g.offset_dims, g.collapsed_slice_dims, g.start_index_map, g.operand_batching_dims,
+          g.start_indices_batching_dims};
+}
+lax::GatherDimensionNumbers gather_dnums_for(const lax::ScatterDimensionNumbers& s) {
+  return {s.update_window_dims, s.inserted_window_dims, s.scatter_dims_to_operand_dims,
+          s.operand_batching_dims, s.scatter_indices_batching_dims};
+}
+// The slice sizes of the gather that reads back what a scatter wrote (X.at[I].get()).
+std::vector<int64_t> inverse_slice_sizes(const lax::ScatterDimensionNumbers& dn,
+                                         size_t operand_rank, const Shape& updates_shape) {
+  std::vector<int64_t> ss;
+  size_t pos = 0;
+  for (size_t i = 0; i < operand_rank; ++i) {
+    if (contains(dn.inserted_window_dims, int64_t(i)) || contains(dn.operand_batching_dims, int64_t(i)))
+      ss.push_back(1);
+    else
+      ss.push_back(updates_shape[size_t(dn.update_window_dims[pos++])]);
+  }
+  return ss;
+}
+
+Arrays gather_jvp(std::span<const Array> primals, std::span<const Array>,
+                  std::span<const Array> t, const Params& p) {
+  if (is_zero(t[0])) return {Array()};
+  return {lax::gather(t[0], primals[1], p.obj<GatherDnumsParam>("dimension_numbers").d,
+                      p.ints("slice_sizes"), mode_of(p), 0.0, p.b("indices_are_sorted"),
+                      p.b("unique_indices"))};
+}
+Arrays gather_transpose(std::span<const Array> ct, std::span<const Array> inputs,
+                        std::span<const Aval> in, std::span<const bool>, const Params& p) {
+  if (is_zero(ct[0])) return {Array(), Array()};
+  const auto& dn = p.obj<GatherDnumsParam>("dimension_numbers").d;
+  Array zeros = ad_rules::zeros(Aval{in[0].shape, ct[0].dtype(), false});
+  return {lax::scatter_add(zeros, inputs[1], ct[0], scatter_dnums_for(dn), mode_of(p),
+                           p.b("indices_are_sorted"), p.b("unique_indices")),
+          Array()};
+}
+
+const lax::ScatterDimensionNumbers& sdnums(const Params& p) {
+  return p.obj<ScatterDnumsParam>("dimension_numbers").d;
+}
+
+// The updates' cotangent of a scatter: gather the output cotangent back (0 where dropped).
+Array gather_back(const Array& ct, const Array& indices, const Shape& updates_shape,
+                  const Params& p) {
+  const auto& dn = sdnums(p);
+  return lax::gather(ct, indices, gather_dnums_for(dn),
+                     inverse_slice_sizes(dn, size_t(ct.ndim()), updates_shape), mode_of(p), 0.0,
+                     p.b("indices_are_sorted"), p.b("unique_indices"));
+}
+
+Arrays scatter_add_jvp(std::span<const Array> primals, std::span<const Array>,
+                       std::span<const Array> t, const Params& p) {
+  if (is_zero(t[0]) && is_zero(t[2])) return {Array()};
+  return {lax::scatter_add(instantiate(t[0], aval_of(primals[0])), primals[1],
+                           instantiate(t[2], aval_of(primals[2])), sdnums(p), mode_of(p),
+                           p.b("indices_are_sorted"), p.b("unique_indices"))};
+}
+Arrays scatter_add_transpose(std::span<const Array> ct, std::span<const Array> inputs,
+                             std::span<const Aval> in, std::span<const bool> linear,
+                             const Params& p) {
+  Arrays out(3);
+  if (is_zero(ct[0])) return out;
+  if (linear[0]) out[0] = ct[0];
+  if (linear[2]) out[2] = gather_back(ct[0], inputs[1], in[2].shape, p);
+  return out;
+}
+
+// jax's _scatter_jvp. With overlapping indices it is unspecified which update wins, so
+// each update gets an id, the ids are scattered, read back, and only the tangents whose id
+// survived (and the operand tangents nothing overwrote) are scatter-added.
+Arrays scatter_jvp(std::span<const Array> primals, std::span<const Array>,
+                   std::span<const Array> t, const Params& p) {
+  if (is_zero(t[0]) && is_zero(t[2])) return {Array()};
+  const Array& operand = primals[0];
+  const Array& indices = primals[1];
+  const Array& updates = primals[2];
+  const auto& dn = sdnums(p);
+  const auto mode = mode_of(p);
+  const bool sorted = p.b("indices_are_sorted"), unique = p.b("unique_indices");
+  Array g_operand = instantiate(t[0], aval_of(operand));
+  Array g_updates = instantiate(t[2], aval_of(updates));
+  if (unique)
+    return {lax::scatter(g_operand, indices, g_updates, dn, mode, sorted, true)};
+  Shape ids_shape = updates.shape();
+  for (int64_t d : dn.update_window_dims) ids_shape[size_t(d)] = 1;
+  const int64_t num_ids = ids_shape.numel();
+  const DType id_dtype = num_ids < (int64_t(1) << 32) ? DType::UInt32 : DType::UInt64;
+  Array ones = ad_rules::zeros(Aval{updates.shape(), id_dtype, false});
+  ones = lax::add(ones, lax::reshape(lax::convert_element_type(Array(1), id_dtype),
+                                     Shape(size_t(updates.ndim()), 1)));
+  Array update_ids = lax::add(lax::reshape(lax::iota(id_dtype, num_ids), ids_shape), ones);
+  Array id_zeros = ad_rules::zeros(Aval{operand.shape(), id_dtype, false});
+  Array scattered_ids = lax::scatter(id_zeros, indices, update_ids, dn, mode, sorted, unique);
+  Array gathered_ids = lax::gather(scattered_ids, indices, gather_dnums_for(dn),
+                                   inverse_slice_sizes(dn, size_t(operand.ndim()), updates.shape()));
+  Array masked_g_operand = lax::select(lax::eq(scattered_ids, id_zeros), g_operand,
+                                       ad_rules::zeros_like(g_operand));
+  Array masked_g_updates = lax::select(lax::eq(update_ids, gathered_ids), g_updates,
+                                       ad_rules::zeros_like(g_updates));
+  return {lax::scatter_add(masked_g_operand, indices, masked_g_updates, dn, mode, sorted, unique)};
+}
+// Linear only with unique indices (as jax): the operand keeps what no update overwrote.
+Arrays scatter_transpose(std::span<const Array> ct, std::span<const Array> inputs,
+                         std::span<const Aval> in, std::span<const bool> linear,
+                         const Params& p) {
+  if (!p.b("unique_indices"))
+    throw ValueError("[scatter] transpose is only implemented where unique_indices=true; "
+                     "differentiate a scatter with possibly repeated indices in forward mode "
+                     "or promise unique indices");
+  Arrays out(3);
+  if (is_zero(ct[0])) return out;
+  if (linear[0])
+    out[0] = lax::scatter(ct[0], inputs[1], ad_rules::zeros(Aval{in[2].shape, ct[0].dtype(), false}),
+                          sdnums(p), mode_of(p), p.b("indices_are_sorted"), true);
+  if (linear[2]) out[2] = gather_back(ct[0], inputs[1], in[2].shape, p);
+  return out;
+}
+
+// jax: d/doperand is scatter_mul(g, i, y); d/dupdates is x * scatter_add(0, i, g), only
+// with unique indices.
+Arrays scatter_mul_jvp(std::span<const Array> primals, std::span<const Array>,
+                       std::span<const Array> t, const Params& p) {
+  const auto& dn = sdnums(p);
+  const auto mode = mode_of(p);
+  const bool sorted = p.b("indices_are_sorted"), unique = p.b("unique_indices");
+  Array out;
+  if (!is_zero(t[0]))
+    out = lax::scatter_mul(t[0], primals[1], primals[2], dn, mode, sorted, unique);
+  if (!is_zero(t[2])) {
+    if (!unique)
+      throw ValueError("[scatter_mul] gradients with respect to the updates are only "
+                       "implemented with unique_indices=true");
+    Array s = lax::scatter_add(ad_rules::zeros_like(primals[0]), primals[1], t[2], dn, mode,
+                               sorted, unique);
+    out = ad_rules::add_tangents(out, lax::mul(primals[0], s));
+  }
+  return {out};
+}
+// Linear in the operand only (the updates are constants here): a diagonal scaling.
+Arrays scatter_mul_transpose(std::span<const Array> ct, std::span<const Array> inputs,
+                             std::span<const Aval>, std::span<const bool> linear,
+                             const Params& p) {
+  Arrays out(3);
+  if (linear[2])
+    throw ValueError("[scatter_mul] is not linear in its updates; it cannot be transposed "
+                     "with respect to them");
+  if (is_zero(ct[0])) return out;
+  if (linear[0])
+    out[0] = lax::scatter_mul(ct[0], inputs[1], inputs[2], sdnums(p), mode_of(p),
+                              p.b("indices_are_sorted"), p.b("unique_indices"));
+  return out;
+}
+
+Array full_like(const Array& x, double v) {
+  return lax::broadcast_in_dim(lax::convert_element_type(Array(v), x.dtype()), x.shape(), {});
+}
+
+// jax's _scatter_extremal_jvp: where several updates tie for the winning value (or tie
+// with the retained operand value), the tangent is the average of the tied tangents.
+Arrays scatter_extremal_jvp(std::span<const Array> primals, std::span<const Array> primal_outs,
+                            std::span<const Array> t, const Params& p) {
+  if (is_zero(t[0]) && is_zero(t[2])) return {Array()};
+  const Array& operand = primals[0];
+  const Array& indices = primals[1];
+  const Array& updates = primals[2];
+  const Array& val_out = primal_outs[0];
+  const auto& dn = sdnums(p);
+  Array g_operand = instantiate(t[0], aval_of(operand));
+  Array g_updates = instantiate(t[2], aval_of(updates));
+  const auto gdn = gather_dnums_for(dn);
+  const auto ss = inverse_slice_sizes(dn, size_t(operand.ndim()), updates.shape());
+  Array initial_vals = lax::gather(operand, indices, gdn, ss);
+  Array target_vals = lax::gather(val_out, indices, gdn, ss);
+  Array successful = lax::eq(updates, target_vals);
+  Array retained = lax::eq(initial_vals, target_vals);
+  Array zeros_u = full_like(updates, 0), ones_u = full_like(updates, 1);
+  Array zeros_x = full_like(operand, 0);
+  Array num_updates = lax::gather(
+      lax::scatter_add(zeros_x, indices, lax::select(successful, ones_u, zeros_u), dn), indices,
+      gdn, ss);
+  Array num_refs = lax::gather(lax::scatter_add(zeros_x, indices, ones_u, dn), indices, gdn, ss);
+  Array one = ad_rules::constant(1.0, num_updates);
+  Array inv_plus = lax::div(one, lax::add(num_updates, one));
+  Array updates_normalizer = lax::select(retained, inv_plus, lax::div(one, num_updates));
+  Array updates_coef = lax::select(successful, updates_normalizer, zeros_u);
+  Array operand_normalizer = lax::select(retained, inv_plus, full_like(num_updates, 0));
+  Array operand_coef = lax::div(lax::add(ad_rules::constant(-1.0, num_updates), operand_normalizer),
+                                num_refs);
+  Array target_tangents = lax::gather(g_operand, indices, gdn, ss);
+  Array tangent_updates =
+      lax::add(lax::mul(target_tangents, operand_coef), lax::mul(g_updates, updates_coef));
+  return {lax::scatter_add(g_operand, indices, tangent_updates, dn, mode_of(p),
+                           p.b("indices_are_sorted"), p.b("unique_indices"))};
+}
+
 template <Prim P, cpu::ScatterOp Op>
 void reg_scatter() {
   auto& s = mutable_info(P);
@@ -477,20 +748,41 @@ void register_indexing() {
   auto& sl = mutable_info(Prim::Slice);
   sl.abstract_eval = slice_abstract_eval;
   sl.impl = slice_impl;
+  sl.jvp = slice_jvp;
+  sl.transpose = slice_transpose;
   auto& ds = mutable_info(Prim::DynamicSlice);
   ds.abstract_eval = dynamic_slice_abstract_eval;
   ds.impl = dynamic_slice_impl;
+  ds.jvp = dynamic_slice_jvp;
+  ds.transpose = dynamic_slice_transpose;
   auto& dus = mutable_info(Prim::DynamicUpdateSlice);
   dus.abstract_eval = dynamic_update_slice_abstract_eval;
   dus.impl = dynamic_update_slice_impl;
+  dus.jvp = dynamic_update_slice_jvp;
+  dus.transpose = dynamic_update_slice_transpose;
   auto& g = mutable_info(Prim::Gather);
   g.abstract_eval = gather_abstract_eval;
   g.impl = gather_impl;
+  g.jvp = gather_jvp;
+  g.transpose = gather_transpose;
   reg_scatter<Prim::Scatter, cpu::ScatterOp::Set>();
   reg_scatter<Prim::ScatterAdd, cpu::ScatterOp::Add>();
   reg_scatter<Prim::ScatterMul, cpu::ScatterOp::Mul>();
   reg_scatter<Prim::ScatterMin, cpu::ScatterOp::Min>();
   reg_scatter<Prim::ScatterMax, cpu::ScatterOp::Max>();
+  auto& sc = mutable_info(Prim::Scatter);
+  sc.jvp = scatter_jvp;
+  sc.transpose = scatter_transpose;
+  auto& sa = mutable_info(Prim::ScatterAdd);
+  sa.jvp = scatter_add_jvp;
+  sa.transpose = scatter_add_transpose;
+  auto& sm = mutable_info(Prim::ScatterMul);
+  sm.jvp = scatter_mul_jvp;
+  sm.transpose = scatter_mul_transpose;
+  for (Prim m : {Prim::ScatterMin, Prim::ScatterMax}) {
+    mutable_info(m).jvp = scatter_extremal_jvp;
+    mutable_info(m).not_linear = true;
+  }
 }
 
 }  // namespace jx::ops

@@ -3,6 +3,7 @@
 // `index_dtype`).
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/reduce.h"
+#include "ops/ad_rules.h"
 #include "ops/common.h"
 
 namespace jx::ops {
@@ -126,6 +127,87 @@ void arg_impl(std::span<const Array> in, std::span<Array> out, const Params& p) 
                out[0].shape().numel());
 }
 
+
+// ---- autodiff ----
+using namespace ad_rules;
+
+// Operand dims that survive the reduction, in order: broadcast_in_dim's map from the
+// reduced output back to the operand.
+std::vector<int64_t> kept_dims(size_t ndim, const std::vector<int64_t>& axes) {
+  std::vector<bool> red(ndim, false);
+  for (int64_t a : axes) red[size_t(a)] = true;
+  std::vector<int64_t> kept;
+  for (size_t d = 0; d < ndim; ++d)
+    if (!red[d]) kept.push_back(int64_t(d));
+  return kept;
+}
+
+Arrays reduce_sum_jvp(std::span<const Array>, std::span<const Array>, std::span<const Array> t,
+                      const Params& p) {
+  if (is_zero(t[0])) return {Array()};
+  return {lax::reduce_sum(t[0], p.ints("axes"))};
+}
+
+Arrays reduce_sum_transpose(std::span<const Array> ct, std::span<const Array>,
+                            std::span<const Aval> in_avals, std::span<const bool>,
+                            const Params& p) {
+  if (is_zero(ct[0])) return {Array()};
+  const Aval& a = in_avals[0];
+  return {lax::broadcast_in_dim(ct[0], a.shape, kept_dims(a.shape.size(), p.ints("axes")))};
+}
+
+// JAX's _reduce_chooser_jvp_rule: the tangent is the mean of the tangents at the positions
+// that attain the extremum (ties share it equally).
+Arrays reduce_chooser_jvp(std::span<const Array> x, std::span<const Array> out,
+                          std::span<const Array> t, const Params& p) {
+  if (is_zero(t[0])) return {Array()};
+  const auto& axes = p.ints("axes");
+  Array ans = lax::broadcast_in_dim(out[0], x[0].shape(), kept_dims(size_t(x[0].ndim()), axes));
+  Array loc = lax::convert_element_type(lax::eq(x[0], ans), t[0].dtype());
+  Array counts = lax::reduce_sum(loc, axes);
+  return {lax::div(lax::reduce_sum(lax::mul(t[0], loc), axes), counts)};
+}
+
+// JAX's _reduce_prod_jvp_rule: a balanced tree of pairwise products differentiated by the
+// product rule, which stays exact when the operand holds zeros (unlike t * prod / x).
+Arrays reduce_prod_jvp(std::span<const Array> x, std::span<const Array> out,
+                       std::span<const Array> t, const Params& p) {
+  if (is_zero(t[0])) return {Array()};
+  const auto& axes = p.ints("axes");
+  const Shape& s = x[0].shape();
+  std::vector<int64_t> perm(axes.begin(), axes.end());
+  std::vector<int64_t> kept = kept_dims(s.size(), axes);
+  perm.insert(perm.end(), kept.begin(), kept.end());
+  int64_t n = 1;
+  for (int64_t a : axes) n *= s[size_t(a)];
+  Shape flat{n};
+  for (int64_t d : kept) flat.push_back(s[size_t(d)]);
+  bool identity = true;
+  for (size_t i = 0; i < perm.size(); ++i) identity = identity && perm[i] == int64_t(i);
+  auto front = [&](const Array& a) {
+    return lax::reshape(identity ? a : lax::transpose(a, perm), flat);
+  };
+  if (n == 0) return {Array()};  // the empty product is the constant 1
+  Array xp = front(x[0]), tp = front(t[0]);
+  const DType dt = x[0].dtype();
+  const Array one = lax::convert_element_type(Array(1), dt);
+  const Array zero = lax::convert_element_type(Array(0), dt);
+  while (xp.shape()[0] > 1) {
+    const int64_t m = xp.shape()[0], m1 = (m + 1) / 2;
+    Array x1 = lax::slice_in_dim(xp, 0, m1), x2 = lax::slice_in_dim(xp, m1, m);
+    Array t1 = lax::slice_in_dim(tp, 0, m1), t2 = lax::slice_in_dim(tp, m1, m);
+    if (m - m1 != m1) {
+      std::vector<lax::PadConfig> cfg(size_t(xp.ndim()));
+      cfg[0].hi = 1;
+      x2 = lax::pad(x2, one, cfg);
+      t2 = lax::pad(t2, zero, cfg);
+    }
+    tp = lax::add(lax::mul(t1, x2), lax::mul(x1, t2));
+    xp = lax::mul(x1, x2);
+  }
+  return {lax::reshape(tp, out[0].shape())};
+}
+
 template <Prim P>
 void reg() {
   PrimitiveInfo& pi = mutable_info(P);
@@ -143,14 +225,30 @@ void register_reduce() {
   reg<Prim::ReduceAnd>();
   reg<Prim::ReduceOr>();
   reg<Prim::ReduceXor>();
+  auto& sum = mutable_info(Prim::ReduceSum);
+  sum.jvp = reduce_sum_jvp;
+  sum.transpose = reduce_sum_transpose;
+  auto& prod = mutable_info(Prim::ReduceProd);
+  prod.jvp = reduce_prod_jvp;
+  prod.not_linear = true;
+  for (Prim c : {Prim::ReduceMax, Prim::ReduceMin}) {
+    mutable_info(c).jvp = reduce_chooser_jvp;
+    mutable_info(c).not_linear = true;
+  }
+  for (Prim b : {Prim::ReduceAnd, Prim::ReduceOr, Prim::ReduceXor}) {
+    mutable_info(b).zero_tangent = true;
+    mutable_info(b).not_linear = true;
+  }
   auto& amax = mutable_info(Prim::Argmax);
   amax.abstract_eval = arg_abstract_eval<true>;
   amax.impl = arg_impl<true>;
   amax.zero_tangent = true;
+  amax.not_linear = true;
   auto& amin = mutable_info(Prim::Argmin);
   amin.abstract_eval = arg_abstract_eval<false>;
   amin.impl = arg_impl<false>;
   amin.zero_tangent = true;
+  amin.not_linear = true;
 }
 
 }  // namespace jx::ops

@@ -4,6 +4,7 @@
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/loops.h"
 #include "backend/cpu/shape.h"
+#include "ops/ad_rules.h"
 #include "ops/common.h"
 
 namespace jx::ops {
@@ -250,33 +251,189 @@ void iota_impl(std::span<const Array>, std::span<Array> out, const Params& p) {
             int(p.i("dimension")));
 }
 
+
+// ---- autodiff: every shape primitive but iota is linear; jvp = the op on the tangent ----
+using ad_rules::instantiate;
+using ad_rules::is_zero;
+
+Arrays reshape_jvp(std::span<const Array>, std::span<const Array> outs,
+                   std::span<const Array> t, const Params&) {
+  if (is_zero(t[0])) return {Array()};
+  return {lax::reshape(t[0], outs[0].shape())};
+}
+Arrays reshape_transpose(std::span<const Array> ct, std::span<const Array>,
+                         std::span<const Aval> in, std::span<const bool>, const Params&) {
+  if (is_zero(ct[0])) return {Array()};
+  return {lax::reshape(ct[0], in[0].shape)};
+}
+
+Arrays broadcast_in_dim_jvp(std::span<const Array>, std::span<const Array>,
+                            std::span<const Array> t, const Params& p) {
+  if (is_zero(t[0])) return {Array()};
+  return {lax::broadcast_in_dim(t[0], Shape(p.ints("shape")), p.ints("broadcast_dimensions"))};
+}
+// As jax: sum over the output dims that no operand dim maps to and over the operand's
+// size-1 dims, then put the size-1 dims back.
+Arrays broadcast_in_dim_transpose(std::span<const Array> ct, std::span<const Array>,
+                                  std::span<const Aval> in, std::span<const bool>,
+                                  const Params& p) {
+  if (is_zero(ct[0])) return {Array()};
+  const auto& bd = p.ints("broadcast_dimensions");
+  const Shape& xs = in[0].shape;
+  const size_t out_rank = p.ints("shape").size();
+  std::vector<bool> kept(out_rank, false);
+  std::vector<int64_t> unit_dims;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    if (xs[i] == 1) unit_dims.push_back(int64_t(i));
+    else kept[size_t(bd[i])] = true;
+  }
+  std::vector<int64_t> axes;
+  for (size_t d = 0; d < out_rank; ++d)
+    if (!kept[d]) axes.push_back(int64_t(d));
+  Array r = axes.empty() ? ct[0] : lax::reduce_sum(ct[0], axes);
+  return {lax::expand_dims(r, unit_dims)};
+}
+
+Arrays transpose_jvp(std::span<const Array>, std::span<const Array>, std::span<const Array> t,
+                     const Params& p) {
+  if (is_zero(t[0])) return {Array()};
+  return {lax::transpose(t[0], p.ints("permutation"))};
+}
+Arrays transpose_transpose(std::span<const Array> ct, std::span<const Array>,
+                           std::span<const Aval>, std::span<const bool>, const Params& p) {
+  if (is_zero(ct[0])) return {Array()};
+  const auto& perm = p.ints("permutation");
+  std::vector<int64_t> inv(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i) inv[size_t(perm[i])] = int64_t(i);
+  return {lax::transpose(ct[0], inv)};
+}
+
+Arrays squeeze_jvp(std::span<const Array>, std::span<const Array>, std::span<const Array> t,
+                   const Params& p) {
+  if (is_zero(t[0])) return {Array()};
+  return {lax::squeeze(t[0], p.ints("dimensions"))};
+}
+Arrays squeeze_transpose(std::span<const Array> ct, std::span<const Array>,
+                         std::span<const Aval>, std::span<const bool>, const Params& p) {
+  if (is_zero(ct[0])) return {Array()};
+  return {lax::expand_dims(ct[0], p.ints("dimensions"))};
+}
+
+Arrays rev_jvp(std::span<const Array>, std::span<const Array>, std::span<const Array> t,
+               const Params& p) {
+  if (is_zero(t[0])) return {Array()};
+  return {lax::rev(t[0], p.ints("dimensions"))};
+}
+Arrays rev_transpose(std::span<const Array> ct, std::span<const Array>, std::span<const Aval>,
+                     std::span<const bool>, const Params& p) {
+  if (is_zero(ct[0])) return {Array()};
+  return {lax::rev(ct[0], p.ints("dimensions"))};
+}
+
+// jax's deflinear: the op itself applied to the tangents, zeros instantiated.
+Arrays concatenate_jvp(std::span<const Array> primals, std::span<const Array>,
+                       std::span<const Array> t, const Params& p) {
+  std::vector<Array> ts;
+  for (size_t i = 0; i < t.size(); ++i) ts.push_back(instantiate(t[i], aval_of(primals[i])));
+  return {lax::concatenate(ts, p.i("dimension"))};
+}
+// One slice of the cotangent per operand.
+Arrays concatenate_transpose(std::span<const Array> ct, std::span<const Array>,
+                             std::span<const Aval> in, std::span<const bool> linear,
+                             const Params& p) {
+  Arrays out(in.size());
+  if (is_zero(ct[0])) return out;
+  const size_t dim = size_t(p.i("dimension"));
+  std::vector<int64_t> start(in[0].shape.size(), 0), limit = ct[0].shape().vec();
+  int64_t off = 0;
+  for (size_t i = 0; i < in.size(); ++i) {
+    start[dim] = off;
+    limit[dim] = off + in[i].shape[dim];
+    off = limit[dim];
+    if (linear[i]) out[i] = lax::slice(ct[0], start, limit);
+  }
+  return out;
+}
+
+std::vector<lax::PadConfig> pad_config(const Params& p) {
+  const auto &lo = p.ints("lo"), &hi = p.ints("hi"), &in = p.ints("interior");
+  std::vector<lax::PadConfig> c;
+  for (size_t d = 0; d < lo.size(); ++d) c.push_back({lo[d], hi[d], in[d]});
+  return c;
+}
+Arrays pad_jvp(std::span<const Array> primals, std::span<const Array>, std::span<const Array> t,
+               const Params& p) {
+  return {lax::pad(instantiate(t[0], aval_of(primals[0])), instantiate(t[1], aval_of(primals[1])),
+                   pad_config(p))};
+}
+// As jax: the operand's cotangent undoes lo/hi with a negative pad and strides over the
+// interior; the padding value's is everything else, sum(ct) - sum(operand ct).
+Arrays pad_transpose(std::span<const Array> ct, std::span<const Array>,
+                     std::span<const Aval> in, std::span<const bool> linear, const Params& p) {
+  if (is_zero(ct[0])) return {Array(), Array()};
+  const Array& t = ct[0];
+  const auto &lo = p.ints("lo"), &hi = p.ints("hi"), &interior = p.ints("interior");
+  std::vector<lax::PadConfig> unpad;
+  for (size_t d = 0; d < lo.size(); ++d) unpad.push_back({-lo[d], -hi[d], 0});
+  Array unpadded = lax::pad(t, lax::convert_element_type(Array(0), t.dtype()), unpad);
+  std::vector<int64_t> strides;
+  for (int64_t i : interior) strides.push_back(i + 1);
+  Array t_op = lax::slice(unpadded, std::vector<int64_t>(lo.size(), 0), unpadded.shape().vec(),
+                          strides);
+  Array t_padv;
+  if (linear[1]) {
+    std::vector<int64_t> all;
+    for (int d = 0; d < t.ndim(); ++d) all.push_back(d);
+    t_padv = lax::sub(lax::reduce_sum(t, all), lax::reduce_sum(t_op, all));
+    if (t_padv.weak_type() != in[1].weak)
+      t_padv = lax::convert_element_type(t_padv, in[1].dtype, in[1].weak);
+  }
+  return {linear[0] ? t_op : Array(), t_padv};
+}
+
 }  // namespace
 
 void register_shape() {
   auto& r = mutable_info(Prim::Reshape);
   r.abstract_eval = reshape_abstract_eval;
   r.impl = reshape_impl;
+  r.jvp = reshape_jvp;
+  r.transpose = reshape_transpose;
   auto& b = mutable_info(Prim::BroadcastInDim);
   b.abstract_eval = broadcast_in_dim_abstract_eval;
   b.impl = broadcast_in_dim_impl;
+  b.jvp = broadcast_in_dim_jvp;
+  b.transpose = broadcast_in_dim_transpose;
   auto& t = mutable_info(Prim::Transpose);
   t.abstract_eval = transpose_abstract_eval;
   t.impl = transpose_impl;
+  t.jvp = transpose_jvp;
+  t.transpose = transpose_transpose;
   auto& sq = mutable_info(Prim::Squeeze);
   sq.abstract_eval = squeeze_abstract_eval;
   sq.impl = squeeze_impl;
+  sq.jvp = squeeze_jvp;
+  sq.transpose = squeeze_transpose;
   auto& rv = mutable_info(Prim::Rev);
   rv.abstract_eval = rev_abstract_eval;
   rv.impl = rev_impl;
+  rv.jvp = rev_jvp;
+  rv.transpose = rev_transpose;
   auto& c = mutable_info(Prim::Concatenate);
   c.abstract_eval = concatenate_abstract_eval;
   c.impl = concatenate_impl;
+  c.jvp = concatenate_jvp;
+  c.transpose = concatenate_transpose;
   auto& pd = mutable_info(Prim::Pad);
   pd.abstract_eval = pad_abstract_eval;
   pd.impl = pad_impl;
+  pd.jvp = pad_jvp;
+  pd.transpose = pad_transpose;
   auto& io = mutable_info(Prim::Iota);
   io.abstract_eval = iota_abstract_eval;
   io.impl = iota_impl;
+  io.zero_tangent = true;  // no operands: nothing to differentiate
+  io.not_linear = true;
 }
 
 }  // namespace jx::ops

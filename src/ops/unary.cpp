@@ -1,7 +1,13 @@
-// Unary elementwise primitives: abstract eval (lax's dtype rules) and eager impl.
-// The output keeps the input's shape and weak type; is_finite gives bool.
+// Unary elementwise primitives: abstract eval (lax's dtype rules), eager impl and the
+// autodiff rules of jax/_src/lax/lax.py. The output keeps the input's shape and weak type;
+// is_finite gives bool.
+#include <cmath>
+#include <numbers>
+
 #include "backend/cpu/kernels.h"
+#include "ops/ad_rules.h"
 #include "ops/common.h"
+#include "support/check.h"
 
 namespace jx::ops {
 namespace {
@@ -132,22 +138,134 @@ void unary_impl(std::span<const Array> in, std::span<Array> out, const Params& p
   cpu::unary(op, x.dtype, x.buffer->data(), detail::raw_data(out[0]), x.shape.numel(), p);
 }
 
+// ---- autodiff: the tangent of the output given a non-zero input tangent g, written with
+// lax ops so it works under any trace. Formulas (and their forms, which fix the values at
+// kinks and the rounding) are JAX's defjvp/defjvp2 rules.
+
 template <Prim P>
-void reg() {
+Array unary_tangent(const Array& g, const Array& x, const Array& ans, const Params& params) {
+  auto c = [&](double v) { return ad_rules::constant(v, x); };
+  if constexpr (P == Prim::Neg) {
+    return lax::neg(g);
+  } else if constexpr (P == Prim::Copy) {
+    return lax::copy(g);
+  } else if constexpr (P == Prim::Exp) {
+    return lax::mul(g, ans);
+  } else if constexpr (P == Prim::Exp2) {
+    return lax::mul(lax::log(c(2.0)), lax::mul(g, ans));
+  } else if constexpr (P == Prim::Log) {
+    return lax::div(g, x);
+  } else if constexpr (P == Prim::Log1p) {
+    return lax::div(g, lax::add(x, c(1.0)));
+  } else if constexpr (P == Prim::Expm1) {
+    return lax::mul(g, lax::add(ans, c(1.0)));
+  } else if constexpr (P == Prim::Tanh) {
+    return lax::mul(lax::add(g, lax::mul(g, ans)), lax::sub(c(1.0), ans));
+  } else if constexpr (P == Prim::Logistic) {
+    return lax::mul(g, lax::mul(ans, lax::sub(c(1.0), ans)));
+  } else if constexpr (P == Prim::Sin) {
+    return lax::mul(g, lax::cos(x));
+  } else if constexpr (P == Prim::Cos) {
+    return lax::neg(lax::mul(g, lax::sin(x)));
+  } else if constexpr (P == Prim::Tan) {
+    return lax::mul(g, lax::add(c(1.0), lax::square(ans)));
+  } else if constexpr (P == Prim::Asin) {
+    return lax::mul(g, lax::rsqrt(lax::sub(c(1.0), lax::square(x))));
+  } else if constexpr (P == Prim::Acos) {
+    return lax::mul(g, lax::neg(lax::rsqrt(lax::sub(c(1.0), lax::square(x)))));
+  } else if constexpr (P == Prim::Atan) {
+    return lax::div(g, lax::add(c(1.0), lax::square(x)));
+  } else if constexpr (P == Prim::Sinh) {
+    return lax::mul(g, lax::cosh(x));
+  } else if constexpr (P == Prim::Cosh) {
+    return lax::mul(g, lax::sinh(x));
+  } else if constexpr (P == Prim::Asinh) {
+    return lax::mul(g, lax::rsqrt(lax::add(lax::square(x), c(1.0))));
+  } else if constexpr (P == Prim::Acosh) {
+    Array d = lax::mul(lax::sqrt(lax::sub(x, c(1.0))), lax::sqrt(lax::add(x, c(1.0))));
+    return lax::mul(g, lax::div(c(1.0), d));
+  } else if constexpr (P == Prim::Atanh) {
+    return lax::mul(lax::div(c(1.0), lax::add(c(1.0), x)), lax::div(g, lax::sub(c(1.0), x)));
+  } else if constexpr (P == Prim::Abs) {
+    // d|x| = +g at x == 0, as JAX (select(x >= 0, g, -g)).
+    return lax::select(lax::ge(x, c(0.0)), g, lax::neg(g));
+  } else if constexpr (P == Prim::Sqrt) {
+    return lax::mul(g, lax::div(c(0.5), ans));
+  } else if constexpr (P == Prim::Rsqrt) {
+    return lax::mul(g, lax::mul(c(-0.5), lax::div(ans, x)));
+  } else if constexpr (P == Prim::Cbrt) {
+    return lax::mul(g, lax::mul(c(1.0 / 3.0), lax::integer_pow(ans, -2)));
+  } else if constexpr (P == Prim::Square) {
+    return lax::mul(g, lax::mul(c(2.0), x));
+  } else if constexpr (P == Prim::IntegerPow) {
+    int64_t y = params.i("y");
+    if (y == 0) return ad_rules::zeros_like(g);
+    return lax::mul(g, lax::mul(c(double(y)), lax::integer_pow(x, y - 1)));
+  } else if constexpr (P == Prim::Lgamma) {
+    return lax::mul(g, lax::digamma(x));
+  } else if constexpr (P == Prim::Erf) {
+    return lax::mul(c(2.0 / std::sqrt(std::numbers::pi)),
+                    lax::mul(g, lax::exp(lax::neg(lax::square(x)))));
+  } else if constexpr (P == Prim::Erfc) {
+    return lax::mul(c(-2.0 / std::sqrt(std::numbers::pi)),
+                    lax::mul(g, lax::exp(lax::neg(lax::square(x)))));
+  } else if constexpr (P == Prim::ErfInv) {
+    return lax::mul(g, lax::mul(c(std::sqrt(std::numbers::pi) / 2.0), lax::exp(lax::square(ans))));
+  } else {
+    static_assert(P == Prim::Neg, "no tangent formula for this primitive");
+  }
+}
+
+template <Prim P>
+Arrays unary_jvp(std::span<const Array> primals, std::span<const Array> outs,
+                 std::span<const Array> tangents, const Params& params) {
+  // Integer outputs have no tangent space (JAX's float0): the tangent is zero.
+  if (ad_rules::is_zero(tangents[0]) || !is_floating(outs[0].dtype())) return {Array()};
+  return {unary_tangent<P>(tangents[0], primals[0], outs[0], params)};
+}
+
+Arrays neg_transpose(std::span<const Array> cts, std::span<const Array>, std::span<const Aval>,
+                     std::span<const bool>, const Params&) {
+  return {ad_rules::is_zero(cts[0]) ? Array() : lax::neg(cts[0])};
+}
+
+Arrays copy_transpose(std::span<const Array> cts, std::span<const Array>, std::span<const Aval>,
+                      std::span<const bool>, const Params&) {
+  return {ad_rules::is_zero(cts[0]) ? Array() : lax::copy(cts[0])};
+}
+
+// How a primitive differentiates.
+enum class Ad { Smooth, Linear, Zero, None };
+
+// Primitives without a tangent formula (zero tangent, or missing on purpose).
+template <Prim P>
+constexpr bool kNoFormula = P == Prim::Sign || P == Prim::Floor || P == Prim::Ceil ||
+                            P == Prim::Round || P == Prim::IsFinite || P == Prim::Not ||
+                            P == Prim::PopulationCount || P == Prim::Clz || P == Prim::Digamma;
+
+template <Prim P>
+void reg(Ad ad = Ad::Smooth) {
   PrimitiveInfo& pi = mutable_info(P);
   pi.abstract_eval = unary_abstract_eval<P>;
   pi.impl = unary_impl<P>;
+  if constexpr (!kNoFormula<P>) pi.jvp = unary_jvp<P>;
+  if constexpr (P == Prim::Neg) pi.transpose = neg_transpose;
+  if constexpr (P == Prim::Copy) pi.transpose = copy_transpose;
+  JX_CHECK((pi.jvp != nullptr) == (ad == Ad::Smooth || ad == Ad::Linear));
+  JX_CHECK((pi.transpose != nullptr) == (ad == Ad::Linear));
+  pi.zero_tangent = ad == Ad::Zero;
+  pi.not_linear = ad != Ad::Linear;
 }
 
 }  // namespace
 
 void register_unary() {
-  reg<Prim::Neg>();
-  reg<Prim::Sign>();
-  reg<Prim::Floor>();
-  reg<Prim::Ceil>();
-  reg<Prim::Round>();
-  reg<Prim::IsFinite>();
+  reg<Prim::Neg>(Ad::Linear);
+  reg<Prim::Sign>(Ad::Zero);
+  reg<Prim::Floor>(Ad::Zero);
+  reg<Prim::Ceil>(Ad::Zero);
+  reg<Prim::Round>(Ad::Zero);
+  reg<Prim::IsFinite>(Ad::Zero);
   reg<Prim::Exp>();
   reg<Prim::Exp2>();
   reg<Prim::Log>();
@@ -172,15 +290,17 @@ void register_unary() {
   reg<Prim::Cbrt>();
   reg<Prim::Square>();
   reg<Prim::IntegerPow>();
-  reg<Prim::Not>();
-  reg<Prim::PopulationCount>();
-  reg<Prim::Clz>();
+  reg<Prim::Not>(Ad::Zero);
+  reg<Prim::PopulationCount>(Ad::Zero);
+  reg<Prim::Clz>(Ad::Zero);
   reg<Prim::Lgamma>();
-  reg<Prim::Digamma>();
+  // digamma's derivative is polygamma(1, x), which jx does not have yet: no jvp rule, so
+  // differentiating digamma (and lgamma twice) raises a clear "not implemented" error.
+  reg<Prim::Digamma>(Ad::None);
   reg<Prim::Erf>();
   reg<Prim::Erfc>();
   reg<Prim::ErfInv>();
-  reg<Prim::Copy>();
+  reg<Prim::Copy>(Ad::Linear);
 }
 
 }  // namespace jx::ops

@@ -41,6 +41,43 @@ void check_tangent(size_t i, const Array& primal, const Array& tangent) {
 
 // ---- forward mode ----
 
+// The shared step of forward mode and linearize: split the inputs into primals and
+// tangents (a foreign value has a zero tangent), run the primitive on the parent, then the
+// jvp rule with `rule_trace` current, and wrap the results as the trace's tracers.
+template <class TracerT, class TraceT>
+Arrays process_jvp(TraceT* self, Trace* rule_trace, Prim p, std::span<const Array> in,
+                   const Params& params) {
+  Arrays primals, tangents;
+  bool any = false;
+  for (const Array& x : in) {
+    if (auto* t = tracer_of<TracerT>(x, self)) {
+      primals.push_back(t->primal);
+      tangents.push_back(t->tangent);
+      any = true;
+    } else {
+      primals.push_back(x);
+      tangents.emplace_back();
+    }
+  }
+  Arrays pouts = bind_with(self->parent(), p, primals, params);
+  if (!any) return pouts;
+  const ops::PrimitiveInfo& pi = ops::info(p);
+  if (!pi.jvp) {
+    if (pi.zero_tangent) return pouts;
+    no_rule(p, "differentiation (jvp)");
+  }
+  Arrays touts;
+  {
+    CurrentTraceGuard g(rule_trace);
+    touts = pi.jvp(primals, pouts, tangents, params);
+  }
+  Arrays outs;
+  for (size_t i = 0; i < pouts.size(); ++i)
+    outs.push_back(self->wrap(pouts[i], i < touts.size() ? touts[i] : Array()));
+  return outs;
+}
+
+
 class JVPTracer : public TracerBase {
  public:
   JVPTracer(std::shared_ptr<Trace> t, Array p, Array d)
@@ -59,33 +96,7 @@ class JVPTrace : public Trace, public std::enable_shared_from_this<JVPTrace> {
   }
 
   Arrays process_primitive(Prim p, std::span<const Array> in, const Params& params) override {
-    Arrays primals, tangents;
-    bool any = false;
-    for (const Array& x : in) {
-      if (auto* t = tracer_of<JVPTracer>(x, this)) {
-        primals.push_back(t->primal);
-        tangents.push_back(t->tangent);
-        any = true;
-      } else {
-        primals.push_back(x);
-        tangents.emplace_back();
-      }
-    }
-    Arrays pouts = bind_with(parent(), p, primals, params);
-    if (!any) return pouts;
-    const ops::PrimitiveInfo& pi = ops::info(p);
-    if (!pi.jvp) {
-      if (pi.zero_tangent) return pouts;
-      no_rule(p, "differentiation (jvp)");
-    }
-    Arrays touts;
-    {
-      CurrentTraceGuard g(parent());
-      touts = pi.jvp(primals, pouts, tangents, params);
-    }
-    Arrays outs;
-    for (size_t i = 0; i < pouts.size(); ++i) outs.push_back(wrap(pouts[i], i < touts.size() ? touts[i] : Array()));
-    return outs;
+    return process_jvp<JVPTracer>(this, parent(), p, in, params);
   }
 };
 
@@ -139,36 +150,10 @@ class LinearizeTrace : public Trace, public std::enable_shared_from_this<Lineari
                              std::make_shared<LinearizeTracer>(shared_from_this(), p, t));
   }
 
+  // Primal-only work inside the rule runs on the parent (the tangent trace forwards it);
+  // whatever touches a tangent is staged into the linear jaxpr.
   Arrays process_primitive(Prim p, std::span<const Array> in, const Params& params) override {
-    Arrays primals, tangents;
-    bool any = false;
-    for (const Array& x : in) {
-      if (auto* t = tracer_of<LinearizeTracer>(x, this)) {
-        primals.push_back(t->primal);
-        tangents.push_back(t->tangent);
-        any = true;
-      } else {
-        primals.push_back(x);
-        tangents.emplace_back();
-      }
-    }
-    Arrays pouts = bind_with(parent(), p, primals, params);
-    if (!any) return pouts;
-    const ops::PrimitiveInfo& pi = ops::info(p);
-    if (!pi.jvp) {
-      if (pi.zero_tangent) return pouts;
-      no_rule(p, "differentiation (jvp)");
-    }
-    Arrays touts;
-    {
-      // Primal-only work inside the rule runs on the parent (the tangent trace forwards
-      // it); whatever touches a tangent is staged into the linear jaxpr.
-      CurrentTraceGuard g(tangent_trace_);
-      touts = pi.jvp(primals, pouts, tangents, params);
-    }
-    Arrays outs;
-    for (size_t i = 0; i < pouts.size(); ++i) outs.push_back(wrap(pouts[i], i < touts.size() ? touts[i] : Array()));
-    return outs;
+    return process_jvp<LinearizeTracer>(this, tangent_trace_, p, in, params);
   }
 
  private:

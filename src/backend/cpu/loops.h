@@ -111,6 +111,7 @@ struct StridedLoop {
   void run(F&& fn) const {
     const int64_t R = rows();
     const int64_t total = R * inner();
+    if (total == 0) return;  // a size-0 dim: nothing to do (and no division by it below)
     int nt = num_threads_for(total);
     if (nt <= 1 || R == 1) {
       if (nt > 1 && R == 1) {  // one long row: split it

@@ -1,0 +1,49 @@
+#!/usr/bin/python3
+"""PyTorch's side of bench/bench_eager.cpp and bench_random.cpp, timed the same way:
+dispatch of a 1-element add, add/exp/sum over 16M float32, torch.rand over 64M values.
+Run through bench/run.sh, which sets PyTorch's best configuration on this machine."""
+import argparse
+import json
+import os
+import time
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--threads", type=int, default=2)
+ap.add_argument("--json", default="")
+args = ap.parse_args()
+os.environ["OMP_NUM_THREADS"] = str(args.threads)
+import torch  # noqa: E402
+
+torch.set_num_threads(args.threads)
+
+
+def timeit(fn, reps, warm=3):
+    for _ in range(warm):
+        fn()
+    best = []
+    for _ in range(5):
+        t0 = time.perf_counter()
+        for _ in range(reps):
+            fn()
+        best.append((time.perf_counter() - t0) / reps)
+    best.sort()
+    return best[len(best) // 2]
+
+
+res = {}
+a, b = torch.ones(1), torch.ones(1)
+res["dispatch_add_1elem_us"] = timeit(lambda: a + b, 20000) * 1e6
+n = 16 << 20
+x, y = torch.rand(n), torch.rand(n)
+res["add_16M_GBps"] = 12 * n / timeit(lambda: x + y, 20) / 1e9
+res["exp_16M_GBps"] = 8 * n / timeit(lambda: torch.exp(x), 20) / 1e9
+res["sum_16M_GBps"] = 4 * n / timeit(lambda: torch.sum(x), 20) / 1e9
+m = 64 << 20
+res["rand_64M_GBps"] = 4 * m / timeit(lambda: torch.rand(m), 5) / 1e9
+for k in (256, 512, 1024, 2048):
+    p, q = torch.rand(k, k), torch.rand(k, k)
+    res[f"matmul_{k}_GFLOPs"] = 2 * k ** 3 / timeit(lambda: p @ q, max(2, int(2e9 / k ** 3))) / 1e9
+print(json.dumps(res, indent=1))
+if args.json:
+    with open(args.json, "w") as f:
+        json.dump(res, f)

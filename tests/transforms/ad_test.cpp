@@ -1,0 +1,178 @@
+// The transformation API: values hand-derived, jaxprs against JAX's printouts.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "jx/jx.h"
+#include "jx/transforms.h"
+#include "testing/check_grads.h"
+
+namespace {
+
+namespace jnp = jx::numpy;
+using jx::Array;
+
+Array f32(float v) { return jnp::array<float>({v}).reshape({}); }
+Array f64(double v) { return jnp::array<double>({v}).reshape({}); }
+
+TEST(Grad, Polynomial) {
+  auto f = [](const Array& x) { return x * x * x; };  // f' = 3x^2, f'' = 6x
+  EXPECT_FLOAT_EQ(jx::grad(f)(f32(2.0f)).item<float>(), 12.0f);
+  EXPECT_FLOAT_EQ(jx::grad(jx::grad(f))(f32(2.0f)).item<float>(), 12.0f);
+  EXPECT_FLOAT_EQ(jx::grad(jx::grad(jx::grad(f)))(f32(2.0f)).item<float>(), 6.0f);
+}
+
+TEST(Grad, ValueAndGradArgnums) {
+  auto f = [](const Array& x, const Array& y) { return jnp::sum(x * y + jnp::sin(x)); };
+  Array x = jnp::array<float>({0.5f, 1.0f}), y = jnp::array<float>({2.0f, 3.0f});
+  auto [v, g] = jx::value_and_grad(f)(x, y);
+  EXPECT_NEAR(v.item<float>(), 0.5f * 2 + 3 + std::sin(0.5f) + std::sin(1.0f), 1e-6);
+  std::vector<float> gx = g.to_vector<float>();
+  EXPECT_NEAR(gx[0], 2 + std::cos(0.5f), 1e-6);
+  EXPECT_NEAR(gx[1], 3 + std::cos(1.0f), 1e-6);
+  auto [gx2, gy2] = jx::grad<0, 1>(f)(x, y);
+  EXPECT_EQ(gy2.to_vector<float>(), (std::vector<float>{0.5f, 1.0f}));
+  EXPECT_EQ(gx2.to_vector<float>(), gx);
+  Array gy = jx::grad<1>(f)(x, y);
+  EXPECT_EQ(gy.to_vector<float>(), (std::vector<float>{0.5f, 1.0f}));
+}
+
+TEST(Grad, PytreeArgumentsAndAux) {
+  using Params = std::map<std::string, Array>;
+  auto loss = [](const Params& p, const Array& x) {
+    Array y = p.at("w") * x + p.at("b");
+    return std::make_pair(jnp::sum(y * y), y);
+  };
+  Params p{{"w", jnp::array<float>({2.0f})}, {"b", jnp::array<float>({1.0f})}};
+  Array x = jnp::array<float>({3.0f});
+  auto [grads, aux] = jx::grad(loss, {.has_aux = true})(p, x);
+  // y = 7; d/dw y^2 = 2 y x = 42; d/db = 2 y = 14.
+  EXPECT_FLOAT_EQ(grads.at("w").item<float>(), 42.0f);
+  EXPECT_FLOAT_EQ(grads.at("b").item<float>(), 14.0f);
+  EXPECT_FLOAT_EQ(aux.item<float>(), 7.0f);
+}
+
+TEST(Grad, NoPerturbationConfusion) {
+  // d/dx [x * d/dy (x + y)] = d/dx [x * 1] = 1 (a confused implementation gives 2).
+  auto inner = [](const Array& x) {
+    return jx::grad([&](const Array& y) { return x + y; })(f32(1.0f));
+  };
+  auto outer = [&](const Array& x) { return x * inner(x); };
+  EXPECT_FLOAT_EQ(jx::grad(outer)(f32(2.0f)).item<float>(), 1.0f);
+}
+
+TEST(Jvp, MatchesHandDerivative) {
+  auto f = [](const Array& x) { return jnp::sin(x) * x; };
+  auto [y, t] = jx::jvp(f, std::make_tuple(f64(0.3)), std::make_tuple(f64(2.0)));
+  EXPECT_NEAR(y.item<double>(), std::sin(0.3) * 0.3, 1e-15);
+  EXPECT_NEAR(t.item<double>(), 2.0 * (std::cos(0.3) * 0.3 + std::sin(0.3)), 1e-15);
+}
+
+TEST(Vjp, AndLinearize) {
+  auto f = [](const Array& x) { return x * x; };
+  Array x = jnp::array<double>({1.0, 2.0, 3.0});
+  auto [y, f_vjp] = jx::vjp(f, x);
+  auto [ct] = f_vjp(jnp::array<double>({1.0, 1.0, 0.5}));
+  EXPECT_EQ(ct.to_vector<double>(), (std::vector<double>{2.0, 4.0, 3.0}));
+  auto [y2, f_jvp] = jx::linearize(f, x);
+  EXPECT_EQ(f_jvp(jnp::array<double>({1.0, 0.0, 2.0})).to_vector<double>(),
+            (std::vector<double>{2.0, 0.0, 12.0}));
+}
+
+TEST(Jacobians, FwdRevHessian) {
+  auto f = [](const Array& x) { return x * x * x; };  // elementwise: J = diag(3x^2)
+  Array x = jnp::array<double>({1.0, 2.0});
+  std::vector<double> jf = jx::jacfwd(f)(x).to_vector<double>();
+  std::vector<double> jr = jx::jacrev(f)(x).to_vector<double>();
+  EXPECT_EQ(jf, (std::vector<double>{3.0, 0.0, 0.0, 12.0}));
+  EXPECT_EQ(jr, jf);
+  auto g = [](const Array& x) { return jnp::sum(x * x * x); };  // H = diag(6x)
+  Array h = jx::hessian(g)(x);
+  EXPECT_EQ(h.shape(), (jx::Shape{2, 2}));
+  EXPECT_EQ(h.to_vector<double>(), (std::vector<double>{6.0, 0.0, 0.0, 12.0}));
+}
+
+TEST(StopGradient, CutsTheDerivative) {
+  auto f = [](const Array& x) { return x * jx::stop_gradient(x); };
+  EXPECT_FLOAT_EQ(jx::grad(f)(f32(3.0f)).item<float>(), 3.0f);
+}
+
+TEST(MakeJaxpr, JaxsDocstringExample) {
+  auto f = [](const Array& x) { return jnp::sin(jnp::cos(x)); };
+  EXPECT_EQ(jx::make_jaxpr(f)(Array(3.0)).str(),
+            "{ lambda ; a:f32[]. let b:f32[] = cos a; c:f32[] = sin b in (c,) }");
+}
+
+TEST(MakeJaxpr, ConstantsAndLiterals) {
+  Array w = jnp::array<float>({1.0f, 2.0f});
+  auto f = [&](const Array& x) { return x * w + w; };  // w is captured: a constvar
+  EXPECT_EQ(jx::make_jaxpr(f)(jnp::array<float>({0.0f, 0.0f})).str(),
+            "{ lambda a:f32[2]; b:f32[2]. let\n"
+            "    c:f32[2] = mul b a\n"
+            "    d:f32[2] = add c a\n"
+            "  in (d,) }");
+  // A C++ scalar is a weak literal; promotion converts it at trace time, as JAX does.
+  auto g = [](const Array& x) { return x * 2.0; };
+  EXPECT_EQ(jx::make_jaxpr(g)(jnp::array<float>({1.0f}).reshape({})).str(),
+            "{ lambda ; a:f32[]. let b:f32[] = mul a 2.0:f32[] in (b,) }");
+}
+
+TEST(MakeJaxpr, GradOfSinCos) {
+  // JAX's docstring shows the same equations, in its own order (it prints the jvp of the
+  // forward pass first, then the transposed linear part).
+  auto f = [](const Array& x) { return jnp::sin(jnp::cos(x)); };
+  std::string j = jx::make_jaxpr(jx::grad(f))(Array(3.0)).str();
+  EXPECT_NE(j.find("= cos a"), std::string::npos) << j;
+  EXPECT_NE(j.find("= sin a"), std::string::npos) << j;
+  EXPECT_NE(j.find("neg"), std::string::npos) << j;
+}
+
+TEST(Errors, GradNeedsScalarFloatOutputAndFloatInputs) {
+  auto vec = [](const Array& x) { return x * 2.0; };
+  try {
+    jx::grad(vec)(jnp::array<float>({1.0f, 2.0f}));
+    FAIL();
+  } catch (const jx::ValueError& e) {
+    EXPECT_NE(std::string(e.what()).find("requires a real scalar output, got f32[2]"), std::string::npos)
+        << e.what();
+  }
+  auto f = [](const Array& x) { return jnp::sum(x); };
+  EXPECT_THROW(jx::grad(f)(jnp::array<int32_t>({1, 2})), jx::DTypeError);
+}
+
+TEST(Errors, ConcretizationUnderGrad) {
+  auto f = [](const Array& x) {
+    if (x.item<float>() > 0) return x;  // a traced value used as a C++ bool
+    return -x;
+  };
+  try {
+    jx::grad(f)(f32(1.0f));
+    FAIL();
+  } catch (const jx::ConcretizationError& e) {
+    EXPECT_NE(std::string(e.what()).find("jx::lax::cond"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Errors, EscapedTracer) {
+  Array leaked;
+  auto f = [&](const Array& x) {
+    leaked = x * 2.0;
+    return x;
+  };
+  jx::jvp(f, std::make_tuple(f32(1.0f)), std::make_tuple(f32(1.0f)));
+  try {
+    Array y = leaked + 1.0;
+    FAIL() << y.repr();
+  } catch (const jx::ConcretizationError& e) {
+    EXPECT_NE(std::string(e.what()).find("escaped"), std::string::npos) << e.what();
+  }
+}
+
+TEST(CheckGrads, CompositeFloat64) {
+  jx::testing::Fn f = [](const std::vector<Array>& a) {
+    return std::vector<Array>{jnp::sum(jnp::tanh(a[0] * a[1]) + a[0] * a[0])};
+  };
+  jx::testing::check_grads(f, {jx::testing::rand_f64({3}, 1), jx::testing::rand_f64({3}, 2)});
+}
+
+}  // namespace
