@@ -7,4 +7,5 @@
 #include "jx/numpy.h"
 #include "jx/random.h"
 #include "jx/shape.h"
+#include "jx/transforms.h"
 #include "jx/tree.h"
