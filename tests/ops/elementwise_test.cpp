@@ -528,4 +528,21 @@ TEST(ElementwiseSelect, LaxSelectNAndClampRules) {
   }
 }
 
+// Hand-derived: the next float16 after 1 toward 2 is 1 + 2^-10, bfloat16's 1 + 2^-7;
+// toward 0 from 1 they are 1 - 2^-11 and 1 - 2^-8; from 0 the smallest subnormal.
+TEST(Nextafter, HalfTypesStepTheirOwnUlp) {
+  auto step = [](DType t, double x, double y) {
+    jx::Array a = jx::numpy::array<double>({x}).astype(t);
+    jx::Array b = jx::numpy::array<double>({y}).astype(t);
+    return jx::lax::nextafter(a, b).item<double>();
+  };
+  EXPECT_EQ(step(jx::float16, 1.0, 2.0), 1.0 + std::ldexp(1.0, -10));
+  EXPECT_EQ(step(jx::bfloat16, 1.0, 2.0), 1.0 + std::ldexp(1.0, -7));
+  EXPECT_EQ(step(jx::float16, 1.0, 0.0), 1.0 - std::ldexp(1.0, -11));
+  EXPECT_EQ(step(jx::bfloat16, -1.0, 0.0), -1.0 + std::ldexp(1.0, -8));
+  EXPECT_EQ(step(jx::float16, 0.0, -1.0), -std::ldexp(1.0, -24));
+  EXPECT_EQ(step(jx::float16, 2.0, 2.0), 2.0);
+  EXPECT_TRUE(std::isnan(step(jx::bfloat16, NAN, 1.0)));
+}
+
 }  // namespace

@@ -112,6 +112,30 @@ constexpr bool supported() {
   return true;
 }
 
+// nextafter on float16/bfloat16 steps the 16-bit pattern: going through float32 would
+// step by a float32 ulp and round straight back to x.
+template <class T>
+T nextafter16(T x, T y) {
+  const float fx = float(x), fy = float(y);
+  if (std::isnan(fx) || std::isnan(fy)) return T(NAN);
+  if (fx == fy) return y;
+  T r;
+  if (fx == 0) {  // the smallest subnormal, with y's sign
+    r.bits = uint16_t((y.bits & 0x8000u) | 1u);
+    return r;
+  }
+  const bool away_from_zero = (fy > fx) == (fx > 0);
+  r.bits = uint16_t(away_from_zero ? x.bits + 1 : x.bits - 1);
+  return r;
+}
+
+// One output element: compute in C (float for half types), store as R.
+template <BinaryOp op, class T, class C, class R>
+inline R elem(T a, T b) {
+  if constexpr (op == BinaryOp::Nextafter && is_half_v<T>) return nextafter16(a, b);
+  else return R(apply<op, C>(C(a), C(b)));
+}
+
 template <BinaryOp op, class T>
 void run_typed(const void* a, const int64_t* as, const void* b, const int64_t* bs, void* out,
                const int64_t* os, int ndim) {
@@ -131,18 +155,18 @@ void run_typed(const void* a, const int64_t* as, const void* b, const int64_t* b
       R* po = O + o;
       if (st[0] == 1 && st[1] == 1) {
 #pragma omp simd
-        for (int64_t i = 0; i < n; ++i) po[i] = R(apply<op, C>(C(pa[i]), C(pb[i])));
+        for (int64_t i = 0; i < n; ++i) po[i] = elem<op, T, C, R>(pa[i], pb[i]);
       } else if (st[0] == 1 && st[1] == 0) {
-        const C y = C(pb[0]);
+        const T y = pb[0];
 #pragma omp simd
-        for (int64_t i = 0; i < n; ++i) po[i] = R(apply<op, C>(C(pa[i]), y));
+        for (int64_t i = 0; i < n; ++i) po[i] = elem<op, T, C, R>(pa[i], y);
       } else if (st[0] == 0 && st[1] == 1) {
-        const C x = C(pa[0]);
+        const T x = pa[0];
 #pragma omp simd
-        for (int64_t i = 0; i < n; ++i) po[i] = R(apply<op, C>(x, C(pb[i])));
+        for (int64_t i = 0; i < n; ++i) po[i] = elem<op, T, C, R>(x, pb[i]);
       } else {
         for (int64_t i = 0; i < n; ++i)
-          po[i] = R(apply<op, C>(C(pa[i * st[0]]), C(pb[i * st[1]])));
+          po[i] = elem<op, T, C, R>(pa[i * st[0]], pb[i * st[1]]);
       }
     });
   }
