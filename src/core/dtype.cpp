@@ -189,16 +189,30 @@ DType promote_types(DType a, DType b) {
   return kind_of_node(lattice().join(int(a), int(b))).dtype;
 }
 
+namespace {
+// A weak result keeps the width of a wider weak operand of its kind: weak i*/f* materialize
+// as int32/float32, but a weak float64 array (say, from float64 math on a C++ scalar) must
+// not be narrowed by meeting another weak value.
+TypedKind widen_weak(TypedKind r, std::initializer_list<TypedKind> xs) {
+  if (!r.weak) return r;
+  for (const TypedKind& x : xs) {
+    bool same_kind = is_floating(x.dtype) == is_floating(r.dtype) &&
+                     is_integer(x.dtype) == is_integer(r.dtype);
+    if (x.weak && same_kind && itemsize(x.dtype) > itemsize(r.dtype)) r.dtype = x.dtype;
+  }
+  return r;
+}
+}  // namespace
+
 TypedKind promote(TypedKind a, TypedKind b) {
-  return kind_of_node(lattice().join(node_of(a), node_of(b)));
+  return widen_weak(kind_of_node(lattice().join(node_of(a), node_of(b))), {a, b});
 }
 
 TypedKind result_type(std::initializer_list<TypedKind> xs) {
   if (xs.size() == 0) throw ValueError("[result_type] needs at least one argument");
-  TypedKind r = *xs.begin();
-  int node = node_of(r);
+  int node = node_of(*xs.begin());
   for (auto it = xs.begin() + 1; it != xs.end(); ++it) node = lattice().join(node, node_of(*it));
-  return kind_of_node(node);
+  return widen_weak(kind_of_node(node), xs);
 }
 
 bool can_cast(DType from, DType to) { return promote_types(from, to) == to; }

@@ -95,6 +95,16 @@ TEST(Promotion, ArraysFollowTheTable) {
   EXPECT_EQ(h.dtype(), jx::float64);
 }
 
+TEST(Promotion, WeakOperandsKeepTheirWidth) {
+  // Two weak values join to a weak value; a weak float64 is not narrowed to float32.
+  jx::TypedKind r = jx::promote({jx::float64, true}, {jx::float32, true});
+  EXPECT_EQ(r.dtype, jx::float64);
+  EXPECT_TRUE(r.weak);
+  // ... but a strong operand decides as in the table: f32 + weak f64 = f32.
+  EXPECT_EQ(jx::promote({jx::float32, false}, {jx::float64, true}).dtype, jx::float32);
+  EXPECT_EQ(jx::promote({jx::int64, true}, {jx::int32, true}).dtype, jx::int64);
+}
+
 TEST(DTypes, FInfoIInfo) {
   EXPECT_EQ(jx::finfo(jx::float32).eps, 1.1920928955078125e-07);
   EXPECT_EQ(jx::finfo(jx::float16).max, 65504.0);
