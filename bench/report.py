@@ -46,6 +46,20 @@ print("| workload | jx | PyTorch | jx vs PyTorch | goal |")
 print("|---|---|---|---|---|")
 for r in rows:
     print("| " + " | ".join(r) + " |")
+grad = load("grad.json")
+fw, vg = grad.get("BM_mlp_forward/real_time"), grad.get("BM_mlp_value_and_grad/real_time")
+if fw and vg:
+    tf, tv = torch.get("mlp_forward_ms", float("nan")), torch.get("mlp_value_and_grad_ms", float("nan"))
+    print()
+    print("| MLP 784-256-256-10, batch 128, eager | jx | PyTorch | jx vs PyTorch |")
+    print("|---|---|---|---|")
+    print(f"| forward (loss) | {fw['real_time']:.2f} ms | {tf:.2f} ms | {tf / fw['real_time']:.2f}x |")
+    print(f"| value_and_grad | {vg['real_time']:.2f} ms = {vg['real_time'] / fw['real_time']:.1f}x forward | "
+          f"{tv:.2f} ms = {tv / tf:.1f}x forward | {tv / vg['real_time']:.2f}x |")
+mem10k = grad.get("BM_grad_memory_10k/iterations:1/real_time")
+if mem10k:
+    print(f"\nResident memory over 10,000 eager grad calls (small MLP): {mem10k['rss_MB_after_1k']:.1f} MB "
+          f"after 1,000, {mem10k['rss_MB_after_10k']:.1f} MB after 10,000.")
 mem = gbps(rnd.get("BM_memset_256MB/real_time"))
 t = torch.get("rand_64M_GBps", float("nan"))
 print()

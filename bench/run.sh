@@ -6,12 +6,13 @@ cd "$(dirname "$0")/.."
 scripts/install-deps --bench
 build=${1:-build-bench}
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DJX_BUILD_TESTS=OFF > /dev/null
-cmake --build "$build" --target bench_eager bench_matmul bench_random > /dev/null
+cmake --build "$build" --target bench_eager bench_matmul bench_random bench_grad > /dev/null
 out=$(mktemp -d)
 export OMP_NUM_THREADS=2
 "$build/bench/bench_eager" --benchmark_format=json --benchmark_min_time=0.5 > "$out/eager.json"
 "$build/bench/bench_matmul" --benchmark_format=json --benchmark_min_time=0.5 > "$out/matmul.json"
-"$build/bench/bench_random" --benchmark_format=json --benchmark_min_time=0.5 > "$out/random.json" || true
+"$build/bench/bench_random" --benchmark_format=json --benchmark_min_time=0.5 > "$out/random.json"
+"$build/bench/bench_grad" --benchmark_format=json --benchmark_min_time=0.5 > "$out/grad.json"
 if /usr/bin/python3 -c "import torch" 2>/dev/null; then
   # PyTorch at its best here (../shared/peers/README.md): OpenBLAS coretype unset, malloc tuned.
   env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE \

@@ -43,6 +43,26 @@ res["rand_64M_GBps"] = 4 * m / timeit(lambda: torch.rand(m), 5) / 1e9
 for k in (256, 512, 1024, 2048):
     p, q = torch.rand(k, k), torch.rand(k, k)
     res[f"matmul_{k}_GFLOPs"] = 2 * k ** 3 / timeit(lambda: p @ q, max(2, int(2e9 / k ** 3))) / 1e9
+# The MLP of bench_grad.cpp: 784-256-256-10, relu, softmax cross-entropy, batch 128.
+mlp = torch.nn.Sequential(torch.nn.Linear(784, 256), torch.nn.ReLU(), torch.nn.Linear(256, 256),
+                          torch.nn.ReLU(), torch.nn.Linear(256, 10))
+xb, yb = torch.randn(128, 784), torch.randint(0, 10, (128,))
+
+
+def fwd():
+    with torch.no_grad():
+        return torch.nn.functional.cross_entropy(mlp(xb), yb)
+
+
+def fwd_bwd():
+    mlp.zero_grad(set_to_none=True)
+    loss = torch.nn.functional.cross_entropy(mlp(xb), yb)
+    loss.backward()
+    return loss
+
+
+res["mlp_forward_ms"] = timeit(fwd, 50) * 1e3
+res["mlp_value_and_grad_ms"] = timeit(fwd_bwd, 50) * 1e3
 print(json.dumps(res, indent=1))
 if args.json:
     with open(args.json, "w") as f:

@@ -25,7 +25,7 @@ using jx::Array;
 
 inline std::string data_dir() {
   if (const char* d = std::getenv("JX_TEST_DATA")) return std::string(d) + "/io";
-  return (fs::path(__FILE__).parent_path().parent_path() / "data" / "io").string();
+  return std::string(JX_TEST_DATA_DIR) + "/io";
 }
 inline std::string data(const std::string& name) { return data_dir() + "/" + name; }
 
