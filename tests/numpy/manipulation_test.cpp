@@ -7,6 +7,7 @@
 
 #include "jx/lax.h"
 #include "jx/numpy.h"
+#include "testing/golden.h"
 
 namespace {
 
@@ -16,25 +17,12 @@ using jx::Shape;
 namespace jnp = jx::numpy;
 namespace lax = jx::lax;
 
-struct Golden {
-  const char* name;
-  std::vector<int64_t> shape;
-  std::vector<double> values;
-};
-const std::vector<Golden> kGoldens = {
+const std::vector<jx::testing::NamedGolden> kGoldens = {
 #include "golden/manipulation_golden.inc"
 };
 
 void expect_golden(const std::string& name, const Array& x, double tol = 0) {
-  const Golden* g = nullptr;
-  for (const auto& c : kGoldens)
-    if (name == c.name) g = &c;
-  ASSERT_NE(g, nullptr) << "no golden named " << name;
-  ASSERT_EQ(x.shape(), Shape(g->shape)) << name;
-  auto v = x.to_vector<double>();
-  ASSERT_EQ(v.size(), g->values.size()) << name;
-  for (size_t i = 0; i < v.size(); ++i)
-    ASSERT_NEAR(v[i], g->values[i], tol * (1 + std::abs(g->values[i]))) << name << " [" << i << "]";
+  jx::testing::expect_named_golden(kGoldens, name, x, tol);
 }
 
 void expect_goldens(const std::string& name, const std::vector<Array>& xs) {
