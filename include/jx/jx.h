@@ -9,3 +9,4 @@
 #include "jx/shape.h"
 #include "jx/transforms.h"
 #include "jx/tree.h"
+#include "jx/vmap.h"

@@ -188,3 +188,41 @@ std::vector<Array> eval_jaxpr(const Jaxpr& j, std::span<const Array> args) {
 }
 
 }  // namespace jx::ir
+
+namespace jx::ir {
+
+std::string JaxprsParam::str() const {
+  std::string s = jaxprs.size() == 1 ? "" : "(";
+  for (size_t i = 0; i < jaxprs.size(); ++i) s += (i ? ", " : "") + to_string(*jaxprs[i]);
+  return jaxprs.size() == 1 ? s : s + ")";
+}
+
+bool JaxprsParam::equals(const ops::ParamObject& other) const {
+  auto* o = dynamic_cast<const JaxprsParam*>(&other);
+  return o && o->jaxprs == jaxprs;  // identity: the same traced programs
+}
+
+size_t JaxprsParam::hash() const {
+  size_t h = jaxprs.size();
+  for (const auto& j : jaxprs) h = h * 1000003u ^ std::hash<const void*>()(j.get());
+  return h;
+}
+
+ops::ParamValue jaxprs_param(std::vector<Jaxpr> js) {
+  std::vector<std::shared_ptr<const Jaxpr>> v;
+  for (Jaxpr& j : js) v.push_back(std::make_shared<const Jaxpr>(std::move(j)));
+  return std::shared_ptr<const ops::ParamObject>(std::make_shared<JaxprsParam>(std::move(v)));
+}
+ops::ParamValue jaxpr_param(Jaxpr j) {
+  std::vector<Jaxpr> v;
+  v.push_back(std::move(j));
+  return jaxprs_param(std::move(v));
+}
+const Jaxpr& jaxpr_of(const ops::Params& p, std::string_view key, size_t i) {
+  return *p.obj<JaxprsParam>(key).jaxprs.at(i);
+}
+size_t num_jaxprs(const ops::Params& p, std::string_view key) {
+  return p.obj<JaxprsParam>(key).jaxprs.size();
+}
+
+}  // namespace jx::ir

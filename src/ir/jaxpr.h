@@ -2,6 +2,7 @@
 // indices into `avals`; an atom is a variable or a 0-d literal.
 #pragma once
 #include <iosfwd>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -54,5 +55,26 @@ void verify(const Jaxpr& j);
 
 // Evaluates the jaxpr by binding each equation (so it runs under the current trace).
 std::vector<Array> eval_jaxpr(const Jaxpr& j, std::span<const Array> args);
+
+}  // namespace jx::ir
+
+namespace jx::ir {
+
+// A primitive parameter holding sub-jaxprs (cond branches, a scan body, a jit call's
+// program). Sub-jaxprs are closed over nothing: captured constants are hoisted to
+// explicit leading operands of the primitive when the sub-jaxpr is traced.
+class JaxprsParam : public ops::ParamObject {
+ public:
+  explicit JaxprsParam(std::vector<std::shared_ptr<const Jaxpr>> js) : jaxprs(std::move(js)) {}
+  std::string str() const override;
+  bool equals(const ops::ParamObject& other) const override;
+  size_t hash() const override;
+  std::vector<std::shared_ptr<const Jaxpr>> jaxprs;
+};
+// Params value for one or several sub-jaxprs, and the way back.
+ops::ParamValue jaxprs_param(std::vector<Jaxpr> js);
+ops::ParamValue jaxpr_param(Jaxpr j);
+const Jaxpr& jaxpr_of(const ops::Params& p, std::string_view key, size_t i = 0);
+size_t num_jaxprs(const ops::Params& p, std::string_view key);
 
 }  // namespace jx::ir

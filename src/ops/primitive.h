@@ -50,6 +50,13 @@ using ImplRule = void (*)(std::span<const Array> in, std::span<Array> out, const
 // is a symbolic zero.
 using JvpRule = Arrays (*)(std::span<const Array> primals, std::span<const Array> primal_outs,
                            std::span<const Array> tangents, const Params& params);
+// For higher-order primitives, in place of a JvpRule: primal and tangent outputs together,
+// so the primal is computed once. Runs with the tangent trace current; with `linearize`
+// (grad/vjp/linearize) primal work must be bound apart from tangent work, so that it
+// runs at once while only the tangent work is staged into the linear jaxpr.
+using FullJvpRule = std::pair<Arrays, Arrays> (*)(std::span<const Array> primals,
+                                                  std::span<const Array> tangents,
+                                                  const Params& params, bool linearize);
 // Cotangents for the linear inputs (where `linear[i]`; those `inputs[i]` are invalid and
 // only `in_avals[i]` is known), given the output cotangents (invalid = zero). Entries
 // for non-linear inputs are ignored.
@@ -72,6 +79,7 @@ struct PrimitiveInfo {
   AbstractEvalRule abstract_eval = nullptr;
   ImplRule impl = nullptr;
   JvpRule jvp = nullptr;
+  FullJvpRule full_jvp = nullptr;  // satisfies the jvp requirement
   TransposeRule transpose = nullptr;
   BatchRule batch = nullptr;
   EmitRule emit = nullptr;

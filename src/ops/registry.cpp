@@ -18,6 +18,9 @@ void register_indexing();
 void register_dot();
 void register_random();
 void register_ad();
+void register_control();  // src/control
+void register_custom();   // src/control
+void register_jit();      // src/jit
 
 namespace {
 
@@ -51,6 +54,9 @@ void register_all() {
   register_dot();
   register_random();
   register_ad();
+  register_control();
+  register_custom();
+  register_jit();
 }
 
 std::array<PrimitiveInfo, kNumPrims>& registered() {
@@ -79,7 +85,7 @@ std::vector<std::string> missing_rules(RuleSet req) {
     std::string n = p.name;
     if (!p.abstract_eval) out.push_back(n + ": no abstract_eval rule");
     if (!p.impl) out.push_back(n + ": no impl rule");
-    if (req.jvp && !p.jvp && !p.zero_tangent) out.push_back(n + ": no jvp rule");
+    if (req.jvp && !p.jvp && !p.full_jvp && !p.zero_tangent) out.push_back(n + ": no jvp rule");
     if (req.transpose && !p.transpose && !p.not_linear) out.push_back(n + ": no transpose rule");
     if (req.batch && !p.batch) out.push_back(n + ": no batching rule");
     bool fusible = p.fusion == FusionKind::Elementwise;

@@ -3,6 +3,7 @@
 #include "jx/lax.h"
 #include "ops/common.h"
 #include "transforms/bind.h"
+#include "transforms/jaxpr_transforms.h"
 #include "transforms/staging.h"
 
 namespace jx::tr {
@@ -59,9 +60,20 @@ Arrays process_jvp(TraceT* self, Trace* rule_trace, Prim p, std::span<const Arra
       tangents.emplace_back();
     }
   }
+  const ops::PrimitiveInfo& pi = ops::info(p);
+  if (any && pi.full_jvp) {
+    std::pair<Arrays, Arrays> r;
+    {
+      CurrentTraceGuard g(rule_trace);
+      r = pi.full_jvp(primals, tangents, params, rule_trace != self->parent());
+    }
+    Arrays outs;
+    for (size_t i = 0; i < r.first.size(); ++i)
+      outs.push_back(self->wrap(r.first[i], i < r.second.size() ? r.second[i] : Array()));
+    return outs;
+  }
   Arrays pouts = bind_with(self->parent(), p, primals, params);
   if (!any) return pouts;
-  const ops::PrimitiveInfo& pi = ops::info(p);
   if (!pi.jvp) {
     if (pi.zero_tangent) return pouts;
     no_rule(p, "differentiation (jvp)");
@@ -227,49 +239,8 @@ Arrays linear_transpose(const Linearized& lin, const Arrays& cotangents) {
 }
 
 Arrays backward_pass(const ir::Jaxpr& j, const Arrays& cts_out) {
-  std::vector<bool> linear(j.avals.size(), true);
-  for (int v : j.constvars) linear[size_t(v)] = false;
-  std::vector<Array> consts(j.avals.size());
-  for (size_t i = 0; i < j.constvars.size(); ++i) consts[size_t(j.constvars[i])] = j.consts[i];
-  std::vector<Array> ct(j.avals.size());
-  for (size_t i = 0; i < j.outvars.size(); ++i) {
-    const ir::Atom& a = j.outvars[i];
-    if (a.is_var() && linear[size_t(a.var)]) ct[size_t(a.var)] = add_tangents(ct[size_t(a.var)], cts_out[i]);
-  }
-  for (auto it = j.eqns.rbegin(); it != j.eqns.rend(); ++it) {
-    const ir::Eqn& e = *it;
-    Arrays out_cts;
-    bool any = false;
-    for (int o : e.outputs) {
-      out_cts.push_back(ct[size_t(o)]);
-      any = any || ct[size_t(o)].valid();
-      ct[size_t(o)] = Array();  // free as soon as it is consumed
-    }
-    if (!any) continue;
-    const ops::PrimitiveInfo& pi = ops::info(e.prim);
-    if (!pi.transpose) no_rule(e.prim, "reverse-mode differentiation (transpose)");
-    Arrays inputs;
-    std::vector<Aval> in_avals;
-    std::vector<uint8_t> lin_mask;
-    for (const ir::Atom& a : e.inputs) {
-      in_avals.push_back(j.aval_of(a));
-      bool lin = a.is_var() && linear[size_t(a.var)];
-      lin_mask.push_back(lin);
-      inputs.push_back(lin ? Array() : (a.is_var() ? consts[size_t(a.var)] : a.literal));
-    }
-    std::unique_ptr<bool[]> lin_arr(new bool[lin_mask.size()]);
-    for (size_t k = 0; k < lin_mask.size(); ++k) lin_arr[k] = lin_mask[k];
-    Arrays in_cts = pi.transpose(out_cts, inputs, in_avals,
-                                 std::span<const bool>(lin_arr.get(), lin_mask.size()), e.params);
-    for (size_t k = 0; k < e.inputs.size() && k < in_cts.size(); ++k) {
-      if (!lin_mask[k] || !in_cts[k].valid()) continue;
-      int v = e.inputs[k].var;
-      ct[size_t(v)] = add_tangents(ct[size_t(v)], in_cts[k]);
-    }
-  }
-  Arrays result;
-  for (int v : j.invars) result.push_back(ct[size_t(v)]);
-  return result;
+  return backward_pass_masked(j, std::vector<bool>(j.invars.size(), true), Arrays(j.invars.size()),
+                              cts_out);
 }
 
 }  // namespace jx::tr
