@@ -47,4 +47,15 @@ class Scoped {
 // JAX's legacy stream. Env: JX_THREEFRY_PARTITIONABLE=0/1.
 extern BoolFlag threefry_partitionable;
 
+// jax_disable_jit: jx::jit calls the function directly (every op runs eagerly), for
+// debugging with prints and a debugger. Env: JX_DISABLE_JIT=0/1.
+extern BoolFlag disable_jit;
+// jax_debug_nans: a jitted function whose outputs contain a NaN is rerun op by op, and a
+// jx::FloatingPointError names the first primitive that produced one. Env: JX_DEBUG_NANS.
+extern BoolFlag debug_nans;
+// jax_log_compiles (with jax_explain_cache_misses): each jit compile is logged to stderr
+// with the reason of the cache miss (which argument changed, from what to what).
+// Env: JX_LOG_COMPILES.
+extern BoolFlag log_compiles;
+
 }  // namespace jx::config

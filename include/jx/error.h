@@ -43,6 +43,18 @@ class ConcretizationError : public Error {
   using Error::Error;
 };
 
+// Mismatched types between values that must agree (a loop carry and the body's result,
+// the branches of a cond), as JAX's TypeError.
+class TypeError : public Error {
+ public:
+  using Error::Error;
+};
+// A NaN produced under jx::config::debug_nans (JAX raises Python's FloatingPointError).
+class FloatingPointError : public Error {
+ public:
+  using Error::Error;
+};
+
 class InternalError : public std::logic_error {
  public:
   using std::logic_error::logic_error;

@@ -1,8 +1,14 @@
 // The whole public API of jx.
 #pragma once
 #include "jx/array.h"
+#include "jx/config.h"
+#include "jx/control_flow.h"
+#include "jx/custom_derivatives.h"
+#include "jx/data.h"
+#include "jx/debug.h"
 #include "jx/dtype.h"
 #include "jx/error.h"
+#include "jx/jit.h"
 #include "jx/lax.h"
 #include "jx/numpy.h"
 #include "jx/random.h"

@@ -52,6 +52,10 @@ const detail::ArrayImpl& checked(const Array& a, const char* what) {
 }
 
 void require_concrete(const Array& a, const char* what) {
+  if (!a.is_concrete() && !a.impl()->tracer)
+    throw ValueError(str("[", what, "] the array (", type_str(a.dtype(), a.shape()),
+                         ") was deleted: it was donated to a jitted function (donate_argnums). "
+                         "Use the function's outputs instead."));
   if (!a.is_concrete())
     throw ConcretizationError(
         str("[", what, "] needs a concrete value, but the array is traced (",

@@ -82,9 +82,9 @@ struct Printer {
   std::string eqn_str(const Eqn& e) {
     std::ostringstream os;
     for (size_t i = 0; i < e.outputs.size(); ++i) os << (i ? " " : "") << out_binder(e.outputs[i]);
-    os << " = " << ops::name(e.prim);
+    if (!e.outputs.empty()) os << " = ";  // JAX prints an effect with no outputs bare
+    os << ops::name(e.prim);
     if (!e.params.empty()) {
-      // JAX prints params sorted by name.
       std::vector<std::pair<std::string_view, std::string>> ps;
       for (const auto& [k, v] : e.params.items()) {
         ops::Params one;
@@ -92,7 +92,12 @@ struct Printer {
         std::string s = one.str();
         ps.emplace_back(k, s);
       }
-      std::sort(ps.begin(), ps.end());
+      // JAX prints params sorted by name, except that a call's `name` comes first
+      // (pjit[name=f jaxpr={ ... }]).
+      std::sort(ps.begin(), ps.end(), [](const auto& a, const auto& b) {
+        bool an = a.first == "name", bn = b.first == "name";
+        return an != bn ? an : a < b;
+      });
       os << "[";
       for (size_t i = 0; i < ps.size(); ++i) os << (i ? " " : "") << ps[i].second;
       os << "]";

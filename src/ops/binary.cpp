@@ -1,10 +1,14 @@
 // Binary elementwise primitives: arithmetic, bitwise, shifts, comparisons. Dtype rules as
 // jax/_src/lax/lax.py: mul/add/sub/div/rem need a numeric dtype (jnp maps bool + and * to
 // or/and), pow/atan2/nextafter a floating one, bitwise ops ints or bool, shifts ints.
-// Autodiff rules follow jax/_src/lax/lax.py, including their choices at kinks.
+// Autodiff rules follow jax/_src/lax/lax.py, including their choices at kinks; batching is
+// ops::batching::elementwise (JAX's defbroadcasting); code generation matches the kernels
+// of src/backend/cpu/binary.cpp.
 #include "backend/cpu/kernels.h"
 #include "ops/ad_rules.h"
+#include "ops/batching.h"
 #include "ops/common.h"
+#include "ops/emit_prelude.h"
 #include "support/check.h"
 
 namespace jx::ops {
@@ -192,11 +196,58 @@ Arrays div_transpose(std::span<const Array> cts, std::span<const Array> in,
   return {ad_rules::unbroadcast(lax::div(ct, in[1]), avals[0]), Array()};
 }
 
+// ---- code generation (ops/emit_prelude.h): one output element as a C++ expression.
+// Integer add/sub/mul go through uint64_t, which wraps as the kernels' two's complement
+// arithmetic does without C++'s signed-overflow UB (or int promotion of 16-bit operands).
+
+template <Prim P>
+std::string binary_emit(std::span<const std::string> args, std::span<const Aval> in,
+                        const Params&) {
+  const DType t = in[0].dtype;
+  const bool compare = spec_of(P).compare;
+  if (!emit::expressible(in, compare ? DType::Bool : t)) return "";
+  const std::string T = c_type(t);
+  const std::string a = emit::paren(args[0]), b = emit::paren(args[1]);
+  const bool fl = is_floating(t);
+  auto helper = [&](const char* fn) { return emit::call(fn, args); };
+  auto infix = [&](const char* op) { return str("(", a, " ", op, " ", b, ")"); };
+  auto arith = [&](const char* op) {
+    if (fl) return infix(op);
+    return str("((", T, ")((uint64_t)", a, " ", op, " (uint64_t)", b, "))");
+  };
+  auto bitwise = [&](const char* op) { return str("((", T, ")(", a, " ", op, " ", b, "))"); };
+  if constexpr (P == Prim::Add) return arith("+");
+  else if constexpr (P == Prim::Sub) return arith("-");
+  else if constexpr (P == Prim::Mul) return arith("*");
+  else if constexpr (P == Prim::Div) return fl ? infix("/") : helper("jx_div");
+  else if constexpr (P == Prim::Rem) return helper("jx_rem");
+  else if constexpr (P == Prim::Pow) return helper("std::pow");
+  else if constexpr (P == Prim::Max) return helper("jx_max");
+  else if constexpr (P == Prim::Min) return helper("jx_min");
+  else if constexpr (P == Prim::Atan2) return helper("std::atan2");
+  else if constexpr (P == Prim::Nextafter) return helper("jx_nextafter");
+  else if constexpr (P == Prim::And) return bitwise("&");
+  else if constexpr (P == Prim::Or) return bitwise("|");
+  else if constexpr (P == Prim::Xor) return bitwise("^");
+  else if constexpr (P == Prim::ShiftLeft) return helper("jx_shift_left");
+  else if constexpr (P == Prim::ShiftRightArithmetic) return helper("jx_shift_right_arithmetic");
+  else if constexpr (P == Prim::ShiftRightLogical) return helper("jx_shift_right_logical");
+  else if constexpr (P == Prim::Eq) return infix("==");
+  else if constexpr (P == Prim::Ne) return infix("!=");
+  else if constexpr (P == Prim::Lt) return infix("<");
+  else if constexpr (P == Prim::Le) return infix("<=");
+  else if constexpr (P == Prim::Gt) return infix(">");
+  else if constexpr (P == Prim::Ge) return infix(">=");
+  else static_assert(P == Prim::Add, "no emit form for this primitive");
+}
+
 template <Prim P>
 void reg() {
   PrimitiveInfo& pi = mutable_info(P);
   pi.abstract_eval = binary_abstract_eval<P>;
   pi.impl = binary_impl<P>;
+  pi.batch = batching::elementwise<P>;
+  pi.emit = binary_emit<P>;
   constexpr bool smooth = P == Prim::Add || P == Prim::Sub || P == Prim::Mul || P == Prim::Div ||
                           P == Prim::Rem || P == Prim::Pow || P == Prim::Max || P == Prim::Min ||
                           P == Prim::Atan2;

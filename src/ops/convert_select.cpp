@@ -1,8 +1,11 @@
 // Casts and selection: convert_element_type, bitcast_convert_type, select_n, clamp.
-// Autodiff rules follow jax/_src/lax/lax.py.
+// Autodiff and batching rules follow jax/_src/lax/lax.py; code generation matches the
+// kernels of src/backend/cpu/{convert,select}.cpp.
 #include "backend/cpu/kernels.h"
 #include "ops/ad_rules.h"
+#include "ops/batching.h"
 #include "ops/common.h"
+#include "ops/emit_prelude.h"
 #include "support/check.h"
 
 namespace jx::ops {
@@ -211,6 +214,70 @@ Arrays clamp_jvp(std::span<const Array> primals, std::span<const Array> outs,
   return {t};
 }
 
+// ---- batching ----
+using batching::BatchResult;
+using batching::kNotMapped;
+
+// bitcast_convert_type keeps the batch dim (JAX's defvectorized), except that a narrower
+// source consumes its last dim, which must then not be the batch dim: move that to the
+// front.
+BatchResult bitcast_batch(std::span<const Array> in, std::span<const int> dims, const Params& p) {
+  Array x = in[0];
+  int bdim = dims[0];
+  if (itemsize(x.dtype()) < itemsize(p.dtype("new_dtype")) && bdim == x.ndim() - 1) {
+    x = batching::move_bdim(x, bdim, 0);
+    bdim = 0;
+  }
+  return {{lax::bitcast_convert_type(x, p.dtype("new_dtype"))}, {bdim}};
+}
+
+// clamp's result has the shape of x, so an unmapped x is materialized along the batch;
+// lo and hi broadcast as the elementwise rule aligns them.
+BatchResult clamp_batch(std::span<const Array> in, std::span<const int> dims, const Params&) {
+  auto [args, bdim] = batching::align_elementwise(in, dims);
+  if (dims[1] == kNotMapped)
+    args[1] = batching::materialize_at(in[1], kNotMapped, batching::axis_size(in, dims), bdim);
+  return {{lax::clamp(args[0], args[1], args[2])}, {bdim}};
+}
+
+// ---- code generation (ops/emit_prelude.h) ----
+std::string convert_emit(std::span<const std::string> args, std::span<const Aval> in,
+                         const Params& p) {
+  const DType to = p.dtype("new_dtype");
+  if (!emit::expressible(in, to)) return "";
+  if (in[0].dtype == to) return emit::paren(args[0]);
+  return str("jx_convert<", c_type(to), ">(", args[0], ")");
+}
+
+// Only same-size bitcasts map one element to one element.
+std::string bitcast_emit(std::span<const std::string> args, std::span<const Aval> in,
+                         const Params& p) {
+  const DType to = p.dtype("new_dtype");
+  if (!emit::expressible(in, to) || itemsize(in[0].dtype) != itemsize(to)) return "";
+  if (in[0].dtype == to) return emit::paren(args[0]);
+  return str("jx_bitcast<", c_type(to), ">(", args[0], ")");
+}
+
+// The kernel picks case 1 where which > 0 when there are two cases, and clamps an int32
+// which into range otherwise.
+std::string select_n_emit(std::span<const std::string> args, std::span<const Aval> in,
+                          const Params&) {
+  if (!emit::expressible(in, in[1].dtype)) return "";
+  const size_t ncases = args.size() - 1;
+  if (ncases == 1) return emit::paren(args[1]);
+  const std::string w = emit::paren(args[0]);
+  if (ncases == 2)
+    return str("(", w, in[0].dtype == DType::Bool ? "" : " > 0", " ? ", emit::paren(args[2]),
+               " : ", emit::paren(args[1]), ")");
+  return emit::call("jx_select_n", args);
+}
+
+std::string clamp_emit(std::span<const std::string> args, std::span<const Aval> in,
+                       const Params&) {
+  if (!emit::expressible(in, in[1].dtype)) return "";
+  return emit::call("jx_clamp", args);
+}
+
 }  // namespace
 
 void register_convert_select() {
@@ -219,21 +286,29 @@ void register_convert_select() {
   c.impl = convert_impl;
   c.jvp = convert_jvp;
   c.transpose = convert_transpose;
+  c.batch = batching::elementwise<Prim::ConvertElementType>;
+  c.emit = convert_emit;
   auto& b = mutable_info(Prim::BitcastConvertType);
   b.abstract_eval = bitcast_abstract_eval;
   b.impl = bitcast_impl;
   b.zero_tangent = true;  // reinterpreted bits: no derivative, as JAX's defjvp_zero
   b.not_linear = true;
+  b.batch = bitcast_batch;
+  b.emit = bitcast_emit;
   auto& s = mutable_info(Prim::SelectN);
   s.abstract_eval = select_n_abstract_eval;
   s.impl = select_n_impl;
   s.jvp = select_n_jvp;
   s.transpose = select_n_transpose;
+  s.batch = batching::elementwise<Prim::SelectN>;
+  s.emit = select_n_emit;
   auto& k = mutable_info(Prim::Clamp);
   k.abstract_eval = clamp_abstract_eval;
   k.impl = clamp_impl;
   k.jvp = clamp_jvp;
   k.not_linear = true;
+  k.batch = clamp_batch;
+  k.emit = clamp_emit;
 }
 
 }  // namespace jx::ops

@@ -1,10 +1,14 @@
 // Cumulative primitives (cumsum, cumprod, cummax, cummin, cumlogsumexp; params `axis`,
 // `reverse`) and the multi-operand sort (params `dimension`, `is_stable`, `num_keys`).
+// Batching shifts the axis past the batch dim, as JAX's _cumred_batch_rule and
+// _sort_batch_rule.
 #include <limits>
 
 #include "backend/cpu/reduce.h"
 #include "ops/ad_rules.h"
+#include "ops/batching.h"
 #include "ops/common.h"
+#include "transforms/bind.h"
 
 namespace jx::ops {
 namespace {
@@ -226,11 +230,39 @@ Arrays sort_jvp(std::span<const Array> x, std::span<const Array>, std::span<cons
   return out;
 }
 
+// ---- batching ----
+using batching::BatchResult;
+using batching::kNotMapped;
+
+// The scan runs along the same operand axis, renumbered; the batch dim stays.
+template <Prim P>
+BatchResult cum_batch(std::span<const Array> in, std::span<const int> dims, const Params& p) {
+  Params shifted = p;
+  shifted.set("axis", batching::shift_axis(p.i("axis"), dims[0]));
+  return {bind(P, in, shifted), {dims[0]}};
+}
+
+// Every operand must share one batch dim: the first mapped operand's; unmapped operands are
+// broadcast along it (sort permutes each row of them differently).
+BatchResult sort_batch(std::span<const Array> in, std::span<const int> dims, const Params& p) {
+  int bdim = kNotMapped;
+  for (size_t i = 0; i < dims.size() && bdim == kNotMapped; ++i) bdim = dims[i];
+  const int64_t size = batching::axis_size(in, dims);
+  Arrays args;
+  for (size_t i = 0; i < in.size(); ++i)
+    args.push_back(batching::materialize_at(in[i], dims[i], size, bdim));
+  Params shifted = p;
+  shifted.set("dimension", batching::shift_axis(p.i("dimension"), bdim));
+  Arrays outs = bind(Prim::Sort, args, shifted);
+  return {std::move(outs), std::vector<int>(in.size(), bdim)};
+}
+
 template <Prim P>
 void reg_cum() {
   PrimitiveInfo& pi = mutable_info(P);
   pi.abstract_eval = cum_abstract_eval<P>;
   pi.impl = cum_impl<P>;
+  pi.batch = cum_batch<P>;
   if constexpr (P == Prim::Cumsum) {
     pi.jvp = cumsum_jvp;
     pi.transpose = cumsum_transpose;
@@ -252,6 +284,7 @@ void register_cumulative_sort() {
   s.abstract_eval = sort_abstract_eval;
   s.impl = sort_impl;
   s.jvp = sort_jvp;
+  s.batch = sort_batch;
   s.not_linear = true;
 }
 

@@ -5,7 +5,9 @@
 
 #include "backend/cpu/dot.h"
 #include "ops/ad_rules.h"
+#include "ops/batching.h"
 #include "ops/common.h"
+#include "transforms/bind.h"
 
 namespace jx::ops {
 namespace {
@@ -163,14 +165,22 @@ Array transpose_operand(const Array& g, Array y, const Aval& x, const std::vecto
   // With preferred_element_type, g is wider than y; XLA computes a mixed dot in the wider
   // type, and our dot_general takes one dtype.
   if (y.dtype() != g.dtype()) y = lax::convert_element_type(y, g.dtype(), y.weak_type());
-  Array r = lax::dot_general(g, y, {ans_y, y_kept, ans_batch, yb});
   std::vector<int64_t> xc_by_y;
   for (int64_t k : argsort(yc)) xc_by_y.push_back(xc[size_t(k)]);
-  std::vector<int64_t> unsorted = xb;
-  unsorted.insert(unsorted.end(), x_kept.begin(), x_kept.end());
-  unsorted.insert(unsorted.end(), xc_by_y.begin(), xc_by_y.end());
-  const std::vector<int64_t> perm = argsort(unsorted);
-  if (perm != iota(0, perm.size())) r = lax::transpose(r, perm);
+  // dot(g, y) gives x's dims as (batch, kept, contracting); dot(y, g) as (batch,
+  // contracting, kept). Take the order that needs no transpose when there is one (e.g.
+  // the weight gradient x^T g of a matmul), instead of always transposing after.
+  std::vector<int64_t> order_gy = xb, order_yg = xb;
+  order_gy.insert(order_gy.end(), x_kept.begin(), x_kept.end());
+  order_gy.insert(order_gy.end(), xc_by_y.begin(), xc_by_y.end());
+  order_yg.insert(order_yg.end(), xc_by_y.begin(), xc_by_y.end());
+  order_yg.insert(order_yg.end(), x_kept.begin(), x_kept.end());
+  const std::vector<int64_t> identity = iota(0, order_gy.size());
+  bool y_first = argsort(order_gy) != identity && argsort(order_yg) == identity;
+  Array r = y_first ? lax::dot_general(y, g, {y_kept, ans_y, yb, ans_batch})
+                    : lax::dot_general(g, y, {ans_y, y_kept, ans_batch, yb});
+  const std::vector<int64_t> perm = argsort(y_first ? order_yg : order_gy);
+  if (perm != identity) r = lax::transpose(r, perm);
   if (r.dtype() != x.dtype) r = lax::convert_element_type(r, x.dtype, x.weak);
   return r;
 }
@@ -191,6 +201,60 @@ Arrays dot_general_transpose(std::span<const Array> cts, std::span<const Array> 
   return out;
 }
 
+// ---- batching (jax's _dot_general_batch_rule): the batch dim joins the dimension numbers.
+// Both operands batched: a new leading dot batch dim (output dim 0). One operand batched:
+// a free dim of that operand, which lands in the output among that operand's free dims in
+// its original order, so no operand is transposed. ----
+std::vector<int64_t> bump(const std::vector<int64_t>& dims, int bdim) {
+  std::vector<int64_t> r;
+  for (int64_t d : dims) r.push_back(d >= bdim ? d + 1 : d);
+  return r;
+}
+
+// How many of the unbatched operand's free dims come before batch dim `bdim`.
+int64_t free_dims_before(int bdim, const std::vector<int64_t>& contracting,
+                         const std::vector<int64_t>& batch) {
+  int64_t n = 0;
+  for (int64_t d = 0; d < bdim; ++d)
+    if (std::find(contracting.begin(), contracting.end(), d) == contracting.end() &&
+        std::find(batch.begin(), batch.end(), d) == batch.end())
+      ++n;
+  return n;
+}
+
+ops::batching::BatchResult dot_general_batch(std::span<const Array> in, std::span<const int> dims,
+                                             const Params& p) {
+  using ops::batching::kNotMapped;
+  const int lbd = dims[0], rbd = dims[1];
+  std::vector<int64_t> lc = p.ints("lhs_contracting"), rc = p.ints("rhs_contracting");
+  std::vector<int64_t> lb = p.ints("lhs_batch"), rb = p.ints("rhs_batch");
+  int out;
+  if (lbd != kNotMapped && rbd != kNotMapped) {
+    lb = bump(lb, lbd);
+    lb.insert(lb.begin(), lbd);
+    rb = bump(rb, rbd);
+    rb.insert(rb.begin(), rbd);
+    lc = bump(lc, lbd);
+    rc = bump(rc, rbd);
+    out = 0;
+  } else if (lbd != kNotMapped) {
+    out = int(int64_t(lb.size()) + free_dims_before(lbd, lc, lb));
+    lb = bump(lb, lbd);
+    lc = bump(lc, lbd);
+  } else {
+    const int64_t lhs_free = in[0].ndim() - int64_t(lc.size() + lb.size());
+    out = int(int64_t(lb.size()) + lhs_free + free_dims_before(rbd, rc, rb));
+    rb = bump(rb, rbd);
+    rc = bump(rc, rbd);
+  }
+  Params q = p;
+  q.set("lhs_contracting", lc);
+  q.set("rhs_contracting", rc);
+  q.set("lhs_batch", lb);
+  q.set("rhs_batch", rb);
+  return {{bind1(Prim::DotGeneral, {in[0], in[1]}, q)}, {out}};
+}
+
 }  // namespace
 
 void register_dot() {
@@ -199,6 +263,7 @@ void register_dot() {
   d.impl = dot_general_impl;
   d.jvp = dot_general_jvp;
   d.transpose = dot_general_transpose;
+  d.batch = dot_general_batch;
 }
 
 }  // namespace jx::ops

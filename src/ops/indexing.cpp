@@ -783,6 +783,7 @@ void register_indexing() {
     mutable_info(m).jvp = scatter_extremal_jvp;
     mutable_info(m).not_linear = true;
   }
+  register_indexing_batching();
 }
 
 }  // namespace jx::ops

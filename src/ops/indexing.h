@@ -34,4 +34,8 @@ lax::GatherScatterMode mode_from_param(const std::string& s);
 // Returned as the element's bytes (up to 8).
 void default_fill_bytes(DType t, void* out);
 
+// Sets the batching rules of the indexing family (ops/indexing_batching.cpp); called by
+// register_indexing().
+void register_indexing_batching();
+
 }  // namespace jx::ops

@@ -1,8 +1,10 @@
 // Family: random. threefry2x32(k0, k1, x0, x1) -> (y0, y1): the Threefry-2x32 hash,
 // elementwise over uint32 operands that broadcast like the other n-ary elementwise
-// primitives (equal ranks, dims equal or 1). Integer outputs: no tangent; its batching
-// rule (JAX: defbroadcasting) belongs to the vmap work.
+// primitives (equal ranks, dims equal or 1). Integer outputs: no tangent. Batching is the
+// elementwise rule (JAX: defbroadcasting). No emit rule: with two outputs it is not one
+// expression, so generated code calls the kernel.
 #include "backend/cpu/threefry.h"
+#include "ops/batching.h"
 #include "ops/common.h"
 
 namespace jx::ops {
@@ -36,6 +38,7 @@ void register_random() {
   pi.impl = threefry_impl;
   pi.zero_tangent = true;
   pi.not_linear = true;
+  pi.batch = batching::elementwise<Prim::Threefry2x32>;
 }
 
 }  // namespace jx::ops

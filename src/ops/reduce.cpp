@@ -1,9 +1,10 @@
 // Reduction primitives: reduce_{sum,prod,max,min,and,or,xor} (param `axes`: sorted, unique,
 // in range; the output drops those dims) and argmax/argmin (params `axes` = {axis},
-// `index_dtype`).
+// `index_dtype`). Batching: JAX's defreducer (ops::batching::reducer).
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/reduce.h"
 #include "ops/ad_rules.h"
+#include "ops/batching.h"
 #include "ops/common.h"
 
 namespace jx::ops {
@@ -213,6 +214,7 @@ void reg() {
   PrimitiveInfo& pi = mutable_info(P);
   pi.abstract_eval = reduce_abstract_eval<P>;
   pi.impl = reduce_impl<P>;
+  pi.batch = batching::reducer<P>;
 }
 
 }  // namespace
@@ -244,11 +246,13 @@ void register_reduce() {
   amax.impl = arg_impl<true>;
   amax.zero_tangent = true;
   amax.not_linear = true;
+  amax.batch = batching::reducer<Prim::Argmax>;
   auto& amin = mutable_info(Prim::Argmin);
   amin.abstract_eval = arg_abstract_eval<false>;
   amin.impl = arg_impl<false>;
   amin.zero_tangent = true;
   amin.not_linear = true;
+  amin.batch = batching::reducer<Prim::Argmin>;
 }
 
 }  // namespace jx::ops

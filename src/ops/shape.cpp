@@ -5,6 +5,7 @@
 #include "backend/cpu/loops.h"
 #include "backend/cpu/shape.h"
 #include "ops/ad_rules.h"
+#include "ops/batching.h"
 #include "ops/common.h"
 
 namespace jx::ops {
@@ -391,6 +392,97 @@ Arrays pad_transpose(std::span<const Array> ct, std::span<const Array>,
   return {linear[0] ? t_op : Array(), t_padv};
 }
 
+// ---- batching (jax/_src/lax/lax.py): the batch dim stays where it is and the params are
+// renumbered, except reshape, which needs it in front, and transpose, which puts it there
+// for free. Each operand here has rank = unbatched rank + 1. ----
+using batching::BatchResult;
+using batching::kNotMapped;
+
+// Unbatched dim numbers renumbered for an operand that gained a batch dim at `bdim`.
+std::vector<int64_t> bump(const std::vector<int64_t>& dims, int bdim) {
+  std::vector<int64_t> r;
+  for (int64_t d : dims) r.push_back(d >= bdim ? d + 1 : d);
+  return r;
+}
+
+// Row-major order must hold the batch dim outermost for a reshape to keep it intact.
+BatchResult reshape_batch(std::span<const Array> in, std::span<const int> dims, const Params& p) {
+  Array x = batching::move_bdim(in[0], dims[0], 0);
+  Shape s(p.ints("new_sizes"));
+  s.insert(0, x.shape()[0]);
+  return {{lax::reshape(x, s)}, {0}};
+}
+
+// The batch dim b becomes output dim q, placed right after the output dim of operand dim
+// b-1, so broadcast_dimensions stay increasing and no transpose is needed.
+BatchResult broadcast_in_dim_batch(std::span<const Array> in, std::span<const int> dims,
+                                   const Params& p) {
+  const auto& bd = p.ints("broadcast_dimensions");
+  const int b = dims[0];
+  const int64_t q = b == 0 ? 0 : bd[size_t(b - 1)] + 1;
+  std::vector<int64_t> nbd;
+  for (size_t i = 0; i < bd.size(); ++i) nbd.push_back(bd[i] >= q ? bd[i] + 1 : bd[i]);
+  nbd.insert(nbd.begin() + b, q);
+  Shape s(p.ints("shape"));
+  s.insert(size_t(q), in[0].shape()[size_t(b)]);
+  return {{lax::broadcast_in_dim(in[0], s, nbd)}, {int(q)}};
+}
+
+BatchResult transpose_batch(std::span<const Array> in, std::span<const int> dims, const Params& p) {
+  const int b = dims[0];
+  std::vector<int64_t> perm = bump(p.ints("permutation"), b);
+  perm.insert(perm.begin(), b);
+  return {{lax::transpose(in[0], perm)}, {0}};
+}
+
+BatchResult squeeze_batch(std::span<const Array> in, std::span<const int> dims, const Params& p) {
+  const int b = dims[0];
+  const auto& sq = p.ints("dimensions");
+  int out = b;
+  for (int64_t d : sq) out -= d < b ? 1 : 0;
+  return {{lax::squeeze(in[0], bump(sq, b))}, {out}};
+}
+
+BatchResult rev_batch(std::span<const Array> in, std::span<const int> dims, const Params& p) {
+  return {{lax::rev(in[0], bump(p.ints("dimensions"), dims[0]))}, {dims[0]}};
+}
+
+// All operands get the batch dim where the first mapped one has it; unmapped operands are
+// broadcast there.
+BatchResult concatenate_batch(std::span<const Array> in, std::span<const int> dims,
+                              const Params& p) {
+  const int64_t size = batching::axis_size(in, dims);
+  int t = kNotMapped;
+  for (int d : dims)
+    if (t == kNotMapped) t = d;
+  std::vector<Array> xs;
+  for (size_t i = 0; i < in.size(); ++i) xs.push_back(batching::materialize_at(in[i], dims[i], size, t));
+  const int64_t dim = p.i("dimension");
+  return {{lax::concatenate(xs, dim >= t ? dim + 1 : dim)}, {t}};
+}
+
+// As jax's _pad_batch_rule: a batched padding value cannot be a pad operand (it must be a
+// scalar), so the operand is padded with zeros and the padding is selected in by a mask.
+BatchResult pad_batch(std::span<const Array> in, std::span<const int> dims, const Params& p) {
+  const int64_t size = batching::axis_size(in, dims);
+  const int b = dims[0] == kNotMapped ? 0 : dims[0];
+  Array x = batching::materialize_at(in[0], dims[0], size, b);
+  std::vector<lax::PadConfig> cfg = pad_config(p);
+  cfg.insert(cfg.begin() + b, lax::PadConfig{});
+  if (dims[1] == kNotMapped) return {{lax::pad(x, in[1], cfg)}, {b}};
+  const Array& v = in[1];  // [size]
+  const bool weak = x.weak_type() && v.weak_type();
+  Array padded = lax::pad(x, lax::convert_element_type(Array(0), x.dtype(), weak), cfg);
+  Array inside = lax::pad(lax::broadcast_in_dim(Array(true), x.shape(), {}), Array(false), cfg);
+  Array fill = lax::broadcast_in_dim(v, padded.shape(), {int64_t(b)});
+  return {{lax::select(inside, padded, fill)}, {b}};
+}
+
+BatchResult iota_batch(std::span<const Array>, std::span<const int>, const Params&) {
+  throw InternalError("[iota] batching rule called: iota has no operands, so vmap never "
+                      "batches it");
+}
+
 }  // namespace
 
 void register_shape() {
@@ -399,39 +491,47 @@ void register_shape() {
   r.impl = reshape_impl;
   r.jvp = reshape_jvp;
   r.transpose = reshape_transpose;
+  r.batch = reshape_batch;
   auto& b = mutable_info(Prim::BroadcastInDim);
   b.abstract_eval = broadcast_in_dim_abstract_eval;
   b.impl = broadcast_in_dim_impl;
   b.jvp = broadcast_in_dim_jvp;
   b.transpose = broadcast_in_dim_transpose;
+  b.batch = broadcast_in_dim_batch;
   auto& t = mutable_info(Prim::Transpose);
   t.abstract_eval = transpose_abstract_eval;
   t.impl = transpose_impl;
   t.jvp = transpose_jvp;
   t.transpose = transpose_transpose;
+  t.batch = transpose_batch;
   auto& sq = mutable_info(Prim::Squeeze);
   sq.abstract_eval = squeeze_abstract_eval;
   sq.impl = squeeze_impl;
   sq.jvp = squeeze_jvp;
   sq.transpose = squeeze_transpose;
+  sq.batch = squeeze_batch;
   auto& rv = mutable_info(Prim::Rev);
   rv.abstract_eval = rev_abstract_eval;
   rv.impl = rev_impl;
   rv.jvp = rev_jvp;
   rv.transpose = rev_transpose;
+  rv.batch = rev_batch;
   auto& c = mutable_info(Prim::Concatenate);
   c.abstract_eval = concatenate_abstract_eval;
   c.impl = concatenate_impl;
   c.jvp = concatenate_jvp;
   c.transpose = concatenate_transpose;
+  c.batch = concatenate_batch;
   auto& pd = mutable_info(Prim::Pad);
   pd.abstract_eval = pad_abstract_eval;
   pd.impl = pad_impl;
   pd.jvp = pad_jvp;
   pd.transpose = pad_transpose;
+  pd.batch = pad_batch;
   auto& io = mutable_info(Prim::Iota);
   io.abstract_eval = iota_abstract_eval;
   io.impl = iota_impl;
+  io.batch = iota_batch;
   io.zero_tangent = true;  // no operands: nothing to differentiate
   io.not_linear = true;
 }

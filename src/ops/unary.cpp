@@ -1,12 +1,15 @@
-// Unary elementwise primitives: abstract eval (lax's dtype rules), eager impl and the
-// autodiff rules of jax/_src/lax/lax.py. The output keeps the input's shape and weak type;
-// is_finite gives bool.
+// Unary elementwise primitives: abstract eval (lax's dtype rules), eager impl, the
+// autodiff rules of jax/_src/lax/lax.py, batching (the batch dim stays where it is, as
+// JAX's defvectorized) and code generation. The output keeps the input's shape and weak
+// type; is_finite gives bool.
 #include <cmath>
 #include <numbers>
 
 #include "backend/cpu/kernels.h"
 #include "ops/ad_rules.h"
+#include "ops/batching.h"
 #include "ops/common.h"
+#include "ops/emit_prelude.h"
 #include "support/check.h"
 
 namespace jx::ops {
@@ -142,6 +145,31 @@ void unary_impl(std::span<const Array> in, std::span<Array> out, const Params& p
 // lax ops so it works under any trace. Formulas (and their forms, which fix the values at
 // kinks and the rounding) are JAX's defjvp/defjvp2 rules.
 
+// polygamma(1, x), digamma's derivative (JAX's rule is polygamma(1, x); jx has no polygamma
+// primitive), composed of lax ops so that it is itself differentiable: reflection below
+// 1/2 (psi1(x) = pi^2 / sin^2(pi x) - psi1(1 - x)), six steps of the recurrence
+// psi1(z) = psi1(z + 1) + 1/z^2, then the asymptotic series at z + 6 >= 6.5, whose first
+// omitted term (3617/510 / y^17) is below 1e-13.
+Array trigamma(const Array& x) {
+  auto c = [&](double v) { return ad_rules::constant(v, x); };
+  Array reflect = lax::lt(x, c(0.5));
+  Array z = lax::select(reflect, lax::sub(c(1.0), x), x);
+  Array acc = lax::integer_pow(z, -2);
+  for (int k = 1; k < 6; ++k) acc = lax::add(acc, lax::integer_pow(lax::add(z, c(k)), -2));
+  Array y = lax::add(z, c(6.0));
+  Array r = lax::integer_pow(y, -2);
+  // 1/y + 1/(2y^2) + sum_k B_2k / y^(2k+1) for k = 1..7, in Horner form in 1/y^2.
+  Array series = c(7.0 / 6.0);
+  for (double coef : {-691.0 / 2730.0, 5.0 / 66.0, -1.0 / 30.0, 1.0 / 42.0, -1.0 / 30.0, 1.0 / 6.0})
+    series = lax::add(lax::mul(series, r), c(coef));
+  series = lax::add(lax::mul(series, lax::div(c(1.0), y)), c(0.5));
+  series = lax::mul(lax::add(lax::mul(series, lax::div(c(1.0), y)), c(1.0)), lax::div(c(1.0), y));
+  Array psi1_z = lax::add(acc, series);
+  Array s = lax::sin(lax::mul(c(std::numbers::pi), x));
+  Array reflected = lax::sub(lax::div(c(std::numbers::pi * std::numbers::pi), lax::square(s)), psi1_z);
+  return lax::select(reflect, reflected, psi1_z);
+}
+
 template <Prim P>
 Array unary_tangent(const Array& g, const Array& x, const Array& ans, const Params& params) {
   auto c = [&](double v) { return ad_rules::constant(v, x); };
@@ -203,6 +231,8 @@ Array unary_tangent(const Array& g, const Array& x, const Array& ans, const Para
     return lax::mul(g, lax::mul(c(double(y)), lax::integer_pow(x, y - 1)));
   } else if constexpr (P == Prim::Lgamma) {
     return lax::mul(g, lax::digamma(x));
+  } else if constexpr (P == Prim::Digamma) {
+    return lax::mul(g, trigamma(x));
   } else if constexpr (P == Prim::Erf) {
     return lax::mul(c(2.0 / std::sqrt(std::numbers::pi)),
                     lax::mul(g, lax::exp(lax::neg(lax::square(x)))));
@@ -234,20 +264,104 @@ Arrays copy_transpose(std::span<const Array> cts, std::span<const Array>, std::s
   return {ad_rules::is_zero(cts[0]) ? Array() : lax::copy(cts[0])};
 }
 
-// How a primitive differentiates.
-enum class Ad { Smooth, Linear, Zero, None };
+// ---- code generation: one output element as a C++ expression (ops/emit_prelude.h). The
+// forms match the kernels of src/backend/cpu/unary.cpp: integers wrap, rounding goes
+// through nearbyint, rsqrt is 1 / sqrt. lgamma, digamma and erf_inv use jx's own
+// approximations (vmath.h) and stay library calls.
 
-// Primitives without a tangent formula (zero tangent, or missing on purpose).
+// The libm function of a primitive that is exactly one <cmath> call (float overloads for
+// float operands, so that GCC's vector variants apply); nullptr otherwise.
+const char* libm_name(Prim p) {
+  switch (p) {
+    case Prim::Exp: return "std::exp";
+    case Prim::Exp2: return "std::exp2";
+    case Prim::Log: return "std::log";
+    case Prim::Log1p: return "std::log1p";
+    case Prim::Expm1: return "std::expm1";
+    case Prim::Tanh: return "std::tanh";
+    case Prim::Sin: return "std::sin";
+    case Prim::Cos: return "std::cos";
+    case Prim::Tan: return "std::tan";
+    case Prim::Asin: return "std::asin";
+    case Prim::Acos: return "std::acos";
+    case Prim::Atan: return "std::atan";
+    case Prim::Sinh: return "std::sinh";
+    case Prim::Cosh: return "std::cosh";
+    case Prim::Asinh: return "std::asinh";
+    case Prim::Acosh: return "std::acosh";
+    case Prim::Atanh: return "std::atanh";
+    case Prim::Sqrt: return "std::sqrt";
+    case Prim::Cbrt: return "std::cbrt";
+    case Prim::Erf: return "std::erf";
+    case Prim::Erfc: return "std::erfc";
+    default: return nullptr;
+  }
+}
+
+template <Prim P>
+std::string unary_emit(std::span<const std::string> args, std::span<const Aval> in,
+                       const Params& params) {
+  const DType t = in[0].dtype;
+  if (!emit::expressible(in, P == Prim::IsFinite ? DType::Bool : t)) return "";
+  const std::string T = c_type(t);
+  const std::string x = emit::paren(args[0]);
+  const bool fl = is_floating(t);
+  auto helper = [&](const char* fn) { return emit::call(fn, args); };
+  if constexpr (P == Prim::Neg) {
+    return fl ? str("(-", x, ")") : str("((", T, ")(uint64_t(0) - (uint64_t)", x, "))");
+  } else if constexpr (P == Prim::Sign) {
+    return helper("jx_sign");
+  } else if constexpr (P == Prim::Floor) {
+    return helper("jx_floor");
+  } else if constexpr (P == Prim::Ceil) {
+    return helper("jx_ceil");
+  } else if constexpr (P == Prim::Round) {
+    return helper(params.i("rounding_method") == 1 ? "jx_round_even" : "jx_round_away");
+  } else if constexpr (P == Prim::IsFinite) {
+    return str("((bool)std::isfinite", x, ")");
+  } else if constexpr (P == Prim::Logistic) {
+    return helper("jx_logistic");
+  } else if constexpr (P == Prim::Abs) {
+    return helper(fl ? "std::fabs" : "jx_abs");
+  } else if constexpr (P == Prim::Rsqrt) {
+    return str("((", T, ")1 / std::sqrt", x, ")");
+  } else if constexpr (P == Prim::Square) {
+    return str("jx_ipow(", args[0], ", 2)");
+  } else if constexpr (P == Prim::IntegerPow) {
+    return str("jx_ipow(", args[0], ", ", params.i("y"), ")");
+  } else if constexpr (P == Prim::Not) {
+    return t == DType::Bool ? str("(!", x, ")") : str("((", T, ")~", x, ")");
+  } else if constexpr (P == Prim::PopulationCount) {
+    return helper("jx_popcount");
+  } else if constexpr (P == Prim::Clz) {
+    return helper("jx_clz");
+  } else if constexpr (P == Prim::Copy) {
+    return x;
+  } else if constexpr (P == Prim::Lgamma || P == Prim::Digamma || P == Prim::ErfInv) {
+    return "";
+  } else {
+    const char* fn = libm_name(P);
+    JX_CHECK(fn, "no emit form for ", name(P));
+    return helper(fn);
+  }
+}
+
+// How a primitive differentiates.
+enum class Ad { Smooth, Linear, Zero };
+
+// Primitives without a tangent formula (their tangent is zero).
 template <Prim P>
 constexpr bool kNoFormula = P == Prim::Sign || P == Prim::Floor || P == Prim::Ceil ||
                             P == Prim::Round || P == Prim::IsFinite || P == Prim::Not ||
-                            P == Prim::PopulationCount || P == Prim::Clz || P == Prim::Digamma;
+                            P == Prim::PopulationCount || P == Prim::Clz;
 
 template <Prim P>
 void reg(Ad ad = Ad::Smooth) {
   PrimitiveInfo& pi = mutable_info(P);
   pi.abstract_eval = unary_abstract_eval<P>;
   pi.impl = unary_impl<P>;
+  pi.batch = batching::elementwise<P>;
+  pi.emit = unary_emit<P>;
   if constexpr (!kNoFormula<P>) pi.jvp = unary_jvp<P>;
   if constexpr (P == Prim::Neg) pi.transpose = neg_transpose;
   if constexpr (P == Prim::Copy) pi.transpose = copy_transpose;
@@ -294,9 +408,7 @@ void register_unary() {
   reg<Prim::PopulationCount>(Ad::Zero);
   reg<Prim::Clz>(Ad::Zero);
   reg<Prim::Lgamma>();
-  // digamma's derivative is polygamma(1, x), which jx does not have yet: no jvp rule, so
-  // differentiating digamma (and lgamma twice) raises a clear "not implemented" error.
-  reg<Prim::Digamma>(Ad::None);
+  reg<Prim::Digamma>();
   reg<Prim::Erf>();
   reg<Prim::Erfc>();
   reg<Prim::ErfInv>();

@@ -11,6 +11,9 @@
 namespace jx::config {
 
 BoolFlag threefry_partitionable("threefry_partitionable", "JX_THREEFRY_PARTITIONABLE", true);
+BoolFlag disable_jit("disable_jit", "JX_DISABLE_JIT", false);
+BoolFlag debug_nans("debug_nans", "JX_DEBUG_NANS", false);
+BoolFlag log_compiles("log_compiles", "JX_LOG_COMPILES", false);
 
 namespace {
 

@@ -42,6 +42,11 @@ void check_inputs(ops::Prim p, std::span<const Array> in) {
 }
 
 [[noreturn]] void escaped(ops::Prim p, const Array& a) {
+  if (!detail::impl_of(a).tracer)
+    throw ValueError(str("[", ops::name(p), "] got an array (", type_str(a.dtype(), a.shape()),
+                         ") that was deleted: it was donated to a jitted function "
+                         "(donate_argnums), which reused its buffer. Use the function's "
+                         "outputs instead, or do not donate that argument."));
   auto* base = dynamic_cast<tr::TracerBase*>(detail::impl_of(a).tracer.get());
   throw ConcretizationError(str(
       "[", ops::name(p), "] got a tracer (", type_str(a.dtype(), a.shape()), ") from ",

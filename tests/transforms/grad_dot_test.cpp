@@ -243,15 +243,17 @@ TEST(GradDot, JaxprOfGradientMatchesJax) {
   // jax.make_jaxpr(jax.grad(lambda x, w: jnp.sum(x @ w), (0, 1))) computes
   //   f = dot_general[(([1], [1]), ([], []))] ct w     (x's cotangent, no transpose)
   //   g = dot_general[(([0], [0]), ([], []))] ct x; h = transpose[(1, 0)] g   (w's)
+  // jx departs on purpose for w's cotangent: it contracts x with ct in the order that
+  // gives w's layout directly (dot_general x ct), so eager grad materializes no transpose.
   auto g = [](const Array& a, const Array& b) {
     return jx::grad<0, 1>([](const Array& p, const Array& q) { return jnp::sum(lax::dot(p, q)); })(a, b);
   };
   const std::string j = jx::make_jaxpr(g)(jnp::ones({2, 3}), jnp::ones({3, 4})).str();
-  EXPECT_NE(j.find("f32[4,3] = dot_general[lhs_batch=() lhs_contracting=(0,) rhs_batch=() "
-                   "rhs_contracting=(0,)]"),
+  EXPECT_NE(j.find("f32[3,4] = dot_general[lhs_batch=() lhs_contracting=(0,) rhs_batch=() "
+                   "rhs_contracting=(0,)] a e"),
             std::string::npos)
       << j;
-  EXPECT_NE(j.find("f32[3,4] = transpose[permutation=(1, 0)]"), std::string::npos) << j;
+  EXPECT_EQ(j.find("transpose"), std::string::npos) << j;
   EXPECT_NE(j.find("f32[2,3] = dot_general[lhs_batch=() lhs_contracting=(1,) rhs_batch=() "
                    "rhs_contracting=(1,)]"),
             std::string::npos)

@@ -84,8 +84,9 @@ TEST(GradUnary, EveryDifferentiablePrimitive) {
       {"integer_pow 1", [](const Array& x) { return lax::integer_pow(x, 1); }, -2, 2},
       {"integer_pow 3", [](const Array& x) { return lax::integer_pow(x, 3); }, -2, 2},
       {"integer_pow -2", [](const Array& x) { return lax::integer_pow(x, -2); }, 0.5, 2},
-      // lgamma' = digamma, whose own derivative (polygamma) jx lacks: first order only.
-      {"lgamma", [](const Array& x) { return lax::lgamma(x); }, 0.5, 4, 1},
+      {"lgamma", [](const Array& x) { return lax::lgamma(x); }, 0.5, 4},
+      {"digamma+", [](const Array& x) { return lax::digamma(x); }, 0.3, 8},
+      {"digamma-", [](const Array& x) { return lax::digamma(x); }, -0.9, -0.1},
       {"erf", [](const Array& x) { return lax::erf(x); }, -2, 2},
       {"erfc", [](const Array& x) { return lax::erfc(x); }, -2, 2},
       {"erf_inv", [](const Array& x) { return lax::erf_inv(x); }, -0.8, 0.8},
@@ -226,14 +227,16 @@ TEST(GradUnary, PiecewiseConstantPrimitivesHaveZeroTangents) {
   }
 }
 
-TEST(GradUnary, DigammaHasNoRuleYet) {
-  try {
-    jx::grad([](const Array& a) { return lax::digamma(a); })(f64(1.5));
-    FAIL() << "expected an error";
-  } catch (const jx::ValueError& e) {
-    EXPECT_NE(std::string(e.what()).find("[digamma]"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("not implemented"), std::string::npos) << e.what();
-  }
+TEST(GradUnary, DigammaDerivativeIsTrigamma) {
+  // polygamma(1, x): pi^2/6 at 1, pi^2/2 at 1/2, pi^2/2 + 4 at -1/2 (psi1(x) = psi1(x+1) +
+  // 1/x^2), and psi1(10) = 0.10516633568168575 (scipy.special.polygamma(1, 10)).
+  auto d = jx::grad([](const Array& a) { return lax::digamma(a); });
+  const double pi2 = std::numbers::pi * std::numbers::pi;
+  EXPECT_NEAR(d(f64(1.0)).item<double>(), pi2 / 6, 2e-13);
+  EXPECT_NEAR(d(f64(0.5)).item<double>(), pi2 / 2, 4e-13);
+  EXPECT_NEAR(d(f64(-0.5)).item<double>(), pi2 / 2 + 4, 1e-12);
+  EXPECT_NEAR(d(f64(10.0)).item<double>(), 0.10516633568168575, 1e-14);
+  EXPECT_NEAR(d(jnp::array<float>({1.0f}).reshape({})).item<float>(), float(pi2 / 6), 1e-6);
 }
 
 // ---------------------------------------------------------------- binary
@@ -589,7 +592,7 @@ TEST(GradTranspose, LinearPrimitivesAgainstExplicitMatrices) {
 
 // ---------------------------------------------------------------- registry
 
-TEST(GradRegistry, FamiliesHaveAllRulesButDigammaJvp) {
+TEST(GradRegistry, FamiliesHaveAllRules) {
   using jx::ops::Prim;
   std::vector<std::string> missing;
   for (int i = 0; i < jx::ops::kNumPrims; ++i) {
@@ -600,7 +603,7 @@ TEST(GradRegistry, FamiliesHaveAllRulesButDigammaJvp) {
     if (!p.transpose && !p.not_linear) missing.push_back(std::string(p.name) + ": transpose");
     if (p.transpose && p.not_linear) missing.push_back(std::string(p.name) + ": both");
   }
-  EXPECT_EQ(missing, (std::vector<std::string>{"digamma: jvp"}));
+  EXPECT_EQ(missing, std::vector<std::string>{});
 }
 
 }  // namespace

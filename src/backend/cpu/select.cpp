@@ -22,6 +22,17 @@ inline int64_t clamp_which(W w, int n) {
   }
 }
 
+// b where take_b, else a, without a branch (E is an unsigned type of the item's size).
+template <class E>
+inline E blend(bool take_b, E a, E b) {
+  E mask = E(E(0) - E(take_b));
+  return E((b & mask) | (a & E(~mask)));
+}
+
+// The predicate's bytes: GCC does not vectorize loads of bool, but does of uint8_t, and a
+// jx bool is stored as one byte 0 or 1.
+inline const uint8_t* predicate_bytes(const bool* w) { return reinterpret_cast<const uint8_t*>(w); }
+
 template <class W, class E>
 void select2(const W* which, const int64_t* ws, const E* c0, const int64_t* s0, const E* c1,
              const int64_t* s1, E* out, const int64_t* os, int ndim) {
@@ -34,15 +45,33 @@ void select2(const W* which, const int64_t* ws, const E* c0, const int64_t* s0, 
     const E* a = c0 + off[1];
     const E* b = c1 + off[2];
     E* po = out + o;
-    if (st[0] == 1 && st[1] == 1 && st[2] == 1) {
+    auto unit = [](int64_t s) { return s == 0 || s == 1; };
+    if (st[0] == 1 && unit(st[1]) && unit(st[2])) {
+      // The common shapes: a full predicate with full or scalar cases (jvp rules select
+      // between a tangent and a broadcast constant). Constant strides and a branch-free
+      // blend vectorize; a branch would mispredict on data like relu's mask.
+      auto run = [&](auto s1, auto s2) {
+        if constexpr (std::is_same_v<W, bool>) {
+          const uint8_t* wb = predicate_bytes(w);
 #pragma omp simd
-      for (int64_t i = 0; i < n; ++i) po[i] = w[i] > W(0) ? b[i] : a[i];
+          for (int64_t i = 0; i < n; ++i) po[i] = blend<E>(wb[i] != 0, a[i * s1], b[i * s2]);
+        } else {
+#pragma omp simd
+          for (int64_t i = 0; i < n; ++i) po[i] = blend<E>(w[i] > W(0), a[i * s1], b[i * s2]);
+        }
+      };
+      using Z = std::integral_constant<int64_t, 0>;
+      using O = std::integral_constant<int64_t, 1>;
+      if (st[1] == 1 && st[2] == 1) run(O{}, O{});
+      else if (st[1] == 1) run(O{}, Z{});
+      else if (st[2] == 1) run(Z{}, O{});
+      else run(Z{}, Z{});
     } else if (st[0] == 0) {  // one predicate for the whole run: a plain copy
       const E* src = w[0] > W(0) ? b : a;
       int64_t s = w[0] > W(0) ? st[2] : st[1];
       for (int64_t i = 0; i < n; ++i) po[i] = src[i * s];
     } else {
-      for (int64_t i = 0; i < n; ++i) po[i] = w[i * st[0]] > W(0) ? b[i * st[2]] : a[i * st[1]];
+      for (int64_t i = 0; i < n; ++i) po[i] = blend<E>(w[i * st[0]] > W(0), a[i * st[1]], b[i * st[2]]);
     }
   });
 }

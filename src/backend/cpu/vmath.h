@@ -8,11 +8,12 @@
 // are composed from ones that have one, so their loops still vectorize. Include this
 // header only in fast-kernel files: the reference kernels must stay plain scalar libm.
 #pragma once
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 
-#if defined(__AVX512F__) || defined(__AVX__)
+#if defined(__AVX512F__) || defined(__AVX__) || defined(__SSE__)
 #include <immintrin.h>
 #endif
 
@@ -115,52 +116,149 @@ inline T logistic(T x) {
   return T(1) / (T(1) + vm::exp(-x));
 }
 
-// erf_inv: Giles' single-precision approximation ("Approximating the erfinv function",
-// GPU Computing Gems, 2010), which XLA uses for f32, evaluated in T. For float64 it is a
-// starting point (~1e-7 relative where float resolves x) refined by Newton steps: on erf
-// for |x| < 0.5, on erfc(y) = 1 - |x| (exact there) in the tails.
-template <class T>
-inline T erf_inv_giles(T x) {
-  T w = -vm::log((T(1) - x) * (T(1) + x));
-  T lt = w - T(2.5);
-  T p1 = T(2.81022636e-08);
-  p1 = T(3.43273939e-07) + p1 * lt;
-  p1 = T(-3.5233877e-06) + p1 * lt;
-  p1 = T(-4.39150654e-06) + p1 * lt;
-  p1 = T(0.00021858087) + p1 * lt;
-  p1 = T(-0.00125372503) + p1 * lt;
-  p1 = T(-0.00417768164) + p1 * lt;
-  p1 = T(0.246640727) + p1 * lt;
-  p1 = T(1.50140941) + p1 * lt;
-  T gt = std::sqrt(w) - T(3);
-  T p2 = T(-0.000200214257);
-  p2 = T(0.000100950558) + p2 * gt;
-  p2 = T(0.00134934322) + p2 * gt;
-  p2 = T(-0.00367342844) + p2 * gt;
-  p2 = T(0.00573950773) + p2 * gt;
-  p2 = T(-0.0076224613) + p2 * gt;
-  p2 = T(0.00943887047) + p2 * gt;
-  p2 = T(1.00167406) + p2 * gt;
-  p2 = T(2.83297682) + p2 * gt;
-  T r = (w < T(5) ? p1 : p2) * x;
-  T ax = std::fabs(x);
-  r = ax == T(1) ? std::copysign(T(INFINITY), x) : r;
-  return ax > T(1) ? T(NAN) : r;
+// erf_inv as XLA's CPU backend computes it, so that jax.random.normal and truncated_normal
+// are reproduced bit for bit. JAX lowers lax.erf_inv to chlo.erf_inv, which XLA expands
+// (stablehlo ChloLegalizeToStablehlo: erfInv32 / erfInv64) into
+//   w = -log1p(x * -x); polynomial in (w - c) or (sqrt(w) - c'); result p * x;
+//   |x| == 1 -> x * inf.
+// float16/bfloat16 are computed in float32 and rounded (the caller upcasts). XLA's CPU
+// compiler always allows FMA contraction, so every `c + p * w` below is one fused
+// multiply-add (std::fma; this project builds with -ffp-contract=off, so the plain
+// expressions are not contracted behind our back). log1p and log are XLA CPU's own
+// (xla/codegen/intrinsic/log1p.cc: a Cephes rational for |x| < sqrt(2) - 1, else
+// log(1 + x); log: the Cephes/Eigen polynomial of xla/backends/cpu/codegen/
+// polynomial_approximations.cc for float32, libm for float64).
+namespace xla_detail {
+
+// XLA CPU's float32 log (GenerateVF32Log). Branch-free and always inlined (too large for
+// GCC's default inlining), so a loop over it alone vectorizes.
+[[gnu::always_inline]] inline float log_f32(float v) {
+  // Subnormals (and non-positive inputs, overridden at the end) are clamped to 2^-126.
+  // The clamp is done on the bits (positive floats order like their integers): GCC does
+  // not vectorize this loop with std::fmax or a float compare feeding the bit tricks.
+  int32_t clamped = std::bit_cast<int32_t>(v);
+  clamped = clamped > 0x00800000 ? clamped : 0x00800000;
+  const float mant = std::bit_cast<float>((clamped & ~0x7f800000) | 0x3f000000);
+  const int32_t biased = clamped >> 23;
+  const bool below = mant < 0.707106781186547524f;
+  float e = (1.0f + float(biased - 0x7f)) - (below ? 1.0f : 0.0f);
+  const float t = (mant - 1.0f) + (below ? mant : 0.0f);
+  const float t2 = t * t, t3 = t2 * t;
+  float y = std::fma(t, 7.0376836292E-2f, -1.1514610310E-1f);
+  float y1 = std::fma(t, -1.2420140846E-1f, +1.4249322787E-1f);
+  float y2 = std::fma(t, +2.0000714765E-1f, -2.4999993993E-1f);
+  y = std::fma(y, t, 1.1676998740E-1f);
+  y1 = std::fma(y1, t, -1.6668057665E-1f);
+  y2 = std::fma(y2, t, +3.3333331174E-1f);
+  y = std::fma(y, t3, y1);
+  y = std::fma(y, t3, y2);
+  y = std::fma(y, t3, -2.12194440e-4f * e);  // (y * t3) + q1 * e, the product fused
+  float r = std::fma(-0.5f, t2, t) + y;
+  r = std::fma(0.693359375f, e, r);
+  r = ((v < 0.0f) | (v != v)) ? NAN : r;
+  r = v == 0.0f ? -INFINITY : r;
+  return v == INFINITY ? INFINITY : r;
 }
-inline float erf_inv(float x) { return erf_inv_giles(x); }
-inline double erf_inv(double x) {
-  const double k = 1.1283791670955126;  // 2/sqrt(pi)
-  double y = erf_inv_giles(x);
-  double ax = std::fabs(x);
-  bool finite = ax < 1.0;
-  double ya = finite ? std::fabs(y) : 0.5;
-  bool tail = ax >= 0.5;
-  double target = tail ? 1.0 - ax : ax;
-  for (int it = 0; it < 3; ++it) {  // the third covers 1 - |x| < 2^-24 (polynomial extrapolated)
-    double f = tail ? target - vm::erfc(ya) : vm::erf(ya) - target;
-    ya -= f / (k * vm::exp(-ya * ya));
+
+// Cephes' log1p rational, x + (-x^2/2 + x^3 P(x)/Q(x)), polynomials in Horner form with
+// fused steps starting from 0 (as XLA's EvaluatePolynomial).
+template <class T>
+[[gnu::always_inline]] inline T log1p_rational(T x) {
+  const T num[7] = {T(4.5270000862445199635215E-5), T(4.9854102823193375972212E-1),
+                    T(6.5787325942061044846969E0),  T(2.9911919328553073277375E1),
+                    T(6.0949667980987787057556E1),  T(5.7112963590585538103336E1),
+                    T(2.0039553499201281259648E1)};
+  const T den[7] = {T(1.), T(1.5062909083469192043167E1), T(8.3047565967967209469434E1),
+                    T(2.2176239823732856465394E2), T(3.0909872225312059774938E2),
+                    T(2.1642788614495947685003E2), T(6.0118660497603843919306E1)};
+  T n = T(0), d = T(0);
+#pragma GCC unroll 7
+  for (int i = 0; i < 7; ++i) {
+    n = std::fma(n, x, num[i]);
+    d = std::fma(d, x, den[i]);
   }
-  return finite ? std::copysign(ya, x) : y;
+  const T x2 = x * x;
+  return x + std::fma(T(-0.5), x2, (x * x2) * (n / d));
+}
+
+[[gnu::always_inline]] inline float log1p_f32(float x) {
+  const float small = log1p_rational(x);
+  const float large = log_f32(x + 1.0f);
+  return std::fabs(x) < 0.41421356237309504880f ? small : large;
+}
+
+// libm's scalar log, kept out of line so that a `#pragma omp simd` caller does not swap in
+// libmvec's vector log (a different rounding); XLA calls the scalar one for float64.
+[[gnu::noinline]] inline double libm_log(double x) { return std::log(x); }
+
+inline double log1p_f64(double x) {
+  const bool small = x >= -0.29289321881345247560 && x <= 0.41421356237309504880;
+  return small ? log1p_rational(x) : libm_log(x + 1.0);
+}
+
+}  // namespace xla_detail
+
+// XLA's float32 erf_inv (Giles, "Approximating the erfinv function", GPU Computing Gems).
+[[gnu::always_inline]] inline float erf_inv(float x) {
+  const float lo[9] = {2.81022636e-08f,  3.43273939e-07f, -3.5233877e-06f,
+                       -4.39150654e-06f, 0.00021858087f,  -0.00125372503f,
+                       -0.00417768164f,  0.246640727f,    1.50140941f};
+  const float hi[9] = {-0.000200214257f, 0.000100950558f, 0.00134934322f,
+                       -0.00367342844f,  0.00573950773f,  -0.0076224613f,
+                       0.00943887047f,   1.00167406f,     2.83297682f};
+  const float w = -xla_detail::log1p_f32(x * -x);
+  const bool lt = w < 5.0f;
+  // std::sqrt keeps a libm call for errno on negative input (a branch per element); the SSE
+  // instruction is the same correctly rounded sqrt without it. (The loop still does not
+  // vectorize: GCC will not if-convert the trapping float ops of the w >= 5 branch.)
+#if defined(__SSE__)
+  const float root = _mm_cvtss_f32(_mm_sqrt_ss(_mm_set_ss(w)));
+#else
+  const float root = std::sqrt(w);
+#endif
+  const float u = lt ? w - 2.5f : root - 3.0f;
+  float p = lt ? lo[0] : hi[0];
+#pragma GCC unroll 8
+  for (int i = 1; i < 9; ++i) p = std::fma(p, u, lt ? lo[i] : hi[i]);
+  // |x| > 1: log1p of a value below -1 is NaN, and NaN w flows through root and p.
+  return std::fabs(x) == 1.0f ? x * INFINITY : p * x;
+}
+
+// XLA's float64 erf_inv (Giles' double-precision version: three ranges of w).
+inline double erf_inv(double x) {
+  static constexpr double a[23] = {  // w < 6.25
+      -3.6444120640178196996e-21, -1.685059138182016589e-19, 1.2858480715256400167e-18,
+      1.115787767802518096e-17,   -1.333171662854620906e-16, 2.0972767875968561637e-17,
+      6.6376381343583238325e-15,  -4.0545662729752068639e-14, -8.1519341976054721522e-14,
+      2.6335093153082322977e-12,  -1.2975133253453532498e-11, -5.4154120542946279317e-11,
+      1.051212273321532285e-09,   -4.1126339803469836976e-09, -2.9070369957882005086e-08,
+      4.2347877827932403518e-07,  -1.3654692000834678645e-06, -1.3882523362786468719e-05,
+      0.0001867342080340571352,   -0.00074070253416626697512, -0.0060336708714301490533,
+      0.24015818242558961693,     1.6536545626831027356};
+  static constexpr double b[19] = {  // 6.25 <= w < 16
+      2.2137376921775787049e-09,  9.0756561938885390979e-08,  -2.7517406297064545428e-07,
+      1.8239629214389227755e-08,  1.5027403968909827627e-06,  -4.013867526981545969e-06,
+      2.9234449089955446044e-06,  1.2475304481671778723e-05,  -4.7318229009055733981e-05,
+      6.8284851459573175448e-05,  2.4031110387097893999e-05,  -0.0003550375203628474796,
+      0.00095328937973738049703,  -0.0016882755560235047313, 0.0024914420961078508066,
+      -0.0037512085075692412107,  0.005370914553590063617,    1.0052589676941592334,
+      3.0838856104922207635};
+  static constexpr double c[17] = {  // w >= 16
+      -2.7109920616438573243e-11, -2.5556418169965252055e-10, 1.5076572693500548083e-09,
+      -3.7894654401267369937e-09, 7.6157012080783393804e-09,  -1.4960026627149240478e-08,
+      2.9147953450901080826e-08,  -6.7711997758452339498e-08, 2.2900482228026654717e-07,
+      -9.9298272942317002539e-07, 4.5260625972231537039e-06,  -1.9681778105531670567e-05,
+      7.5995277030017761139e-05,  -0.00021503011930044477347, -0.00013871931833623122026,
+      1.0103004648645343977,      4.8499064014085844221};
+  const double w = -xla_detail::log1p_f64(x * -x);
+  const bool lt625 = w < 6.25, lt16 = w < 16.0;
+  const double u = lt625 ? w - 3.125 : std::sqrt(w) - (lt16 ? 3.25 : 5.0);
+  // Each range runs its own coefficient count: 23, 19 or 17 steps.
+  const double* coef = lt625 ? a : lt16 ? b : c;
+  const int steps = lt625 ? 23 : lt16 ? 19 : 17;
+  double p = coef[0];
+  for (int i = 1; i < steps; ++i) p = std::fma(p, u, coef[i]);
+  return std::fabs(x) == 1.0 ? x * INFINITY : p * x;
 }
 
 // Lanczos approximation (g = 7, 9 terms), as XLA's lgamma and digamma.

@@ -1,0 +1,578 @@
+// Kernel source generation. Values are emitted on demand ("elemental" emission, as XLA's
+// loop fusion): a value is a `const` local computed from its operands' locals, defined in
+// the outermost loop scope where its indices exist (a per-row value of a row kernel
+// is computed once per row, not once per element), memoized per scope. Loop-invariant
+// values -- computed only from literals, one-element inputs and broadcasts of such values
+// (Adam's bias corrections 1 / (1 - pow(0.9, t))) -- go to a prologue before every loop,
+// so they are computed once per call instead of once per element.
+#include "compiler/codegen.h"
+
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <unordered_map>
+
+#include "core/array_impl.h"
+#include "ops/emit_prelude.h"
+#include "support/check.h"
+#include "support/str.h"
+
+namespace jx::compiler {
+namespace {
+
+using ops::Prim;
+using Map = std::vector<int>;
+using ops::Aval;
+
+// Below this many elements of work a kernel runs on one thread: an OpenMP fork/join
+// costs a few microseconds, more than the loop itself.
+constexpr int64_t kParallelMin = int64_t(1) << 16;
+
+int64_t numel(const Shape& s) {
+  int64_t n = 1;
+  for (int64_t d : s) n *= d;
+  return n;
+}
+
+std::string ctype(DType t) {
+  const char* c = ops::c_type(t);
+  JX_CHECK(c, "no C type for ", dtype_name(t));
+  return c;
+}
+
+std::string float_literal(double v, bool is_f32) {
+  const char* sfx = is_f32 ? "f" : "";
+  if (std::isnan(v))
+    return str("(", std::signbit(v) ? "-" : "", is_f32 ? "__builtin_nanf(\"\")" : "__builtin_nan(\"\")", ")");
+  if (std::isinf(v)) return str("(", v < 0 ? "-" : "", is_f32 ? "__builtin_inff()" : "__builtin_inf()", ")");
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%a", v);  // hex: exact, no rounding on the way back
+  return str("(", buf, sfx, ")");
+}
+
+// A 0-d literal as a C++ expression of its dtype's C type.
+std::string literal(const Array& a) {
+  const void* p = detail::raw_data(a);
+  const DType t = a.dtype();
+  auto typed = [&](auto v, const char* suffix) { return str("((", ctype(t), ")", v, suffix, ")"); };
+  switch (t) {
+    case DType::Bool: return *static_cast<const bool*>(p) ? "true" : "false";
+    case DType::Float32: return float_literal(double(*static_cast<const float*>(p)), true);
+    case DType::Float64: return float_literal(*static_cast<const double*>(p), false);
+    case DType::Int8: return typed(int64_t(*static_cast<const int8_t*>(p)), "LL");
+    case DType::Int16: return typed(int64_t(*static_cast<const int16_t*>(p)), "LL");
+    case DType::Int32: return typed(int64_t(*static_cast<const int32_t*>(p)), "LL");
+    case DType::Int64: {
+      int64_t v = *static_cast<const int64_t*>(p);
+      if (v == INT64_MIN) return "((int64_t)(-9223372036854775807LL - 1))";
+      return typed(v, "LL");
+    }
+    case DType::UInt8: return typed(uint64_t(*static_cast<const uint8_t*>(p)), "ULL");
+    case DType::UInt16: return typed(uint64_t(*static_cast<const uint16_t*>(p)), "ULL");
+    case DType::UInt32: return typed(uint64_t(*static_cast<const uint32_t*>(p)), "ULL");
+    case DType::UInt64: return typed(*static_cast<const uint64_t*>(p), "ULL");
+    default: break;
+  }
+  JX_CHECK(false, "literal of dtype ", dtype_name(t), " in generated code");
+  return "";
+}
+
+bool is_reduce(Prim p) {
+  switch (p) {
+    case Prim::ReduceSum: case Prim::ReduceProd: case Prim::ReduceMax: case Prim::ReduceMin:
+    case Prim::ReduceAnd: case Prim::ReduceOr: case Prim::ReduceXor:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Code for one reduction: accumulator declaration, simd reduction clause, update, and
+// the final value. Integers accumulate unsigned (wrapping, as XLA) and at least 32 bits
+// wide so that no int promotion overflows; bools accumulate as unsigned 0/1.
+struct ReductionCode {
+  std::string decl, clause, update, result;
+};
+
+ReductionCode reduction_code(Prim p, DType t, const std::string& acc, const std::string& x) {
+  const std::string T = ctype(t);
+  const bool fl = t == DType::Float32 || t == DType::Float64;
+  const bool bl = t == DType::Bool;
+  const std::string U = fl ? T : (bl ? "unsigned" : (itemsize(t) == 8 ? "uint64_t" : "uint32_t"));
+  ReductionCode c;
+  auto simple = [&](const char* init, const char* op, const std::string& upd) {
+    c.decl = str(U, " ", acc, " = ", init, ";");
+    c.clause = str(op, ":", acc);
+    c.update = upd;
+    c.result = bl ? str("(bool)(", acc, " & 1u)") : str("(", T, ")", acc);
+  };
+  switch (p) {
+    case Prim::ReduceSum: simple("0", "+", str(acc, " += (", U, ")", x, ";")); break;
+    case Prim::ReduceProd: simple("1", "*", str(acc, " *= (", U, ")", x, ";")); break;
+    case Prim::ReduceAnd: simple(bl ? "1u" : "~(U)0", "&", str(acc, " &= (", U, ")", x, ";")); break;
+    case Prim::ReduceOr: simple("0", "|", str(acc, " |= (", U, ")", x, ";")); break;
+    case Prim::ReduceXor: simple("0", "^", str(acc, " ^= (", U, ")", x, ";")); break;
+    case Prim::ReduceMax:
+    case Prim::ReduceMin: {
+      const bool mx = p == Prim::ReduceMax;
+      if (bl) {
+        simple(mx ? "0" : "1u", mx ? "|" : "&", str(acc, mx ? " |= " : " &= ", "(unsigned)", x, ";"));
+      } else if (fl) {
+        // NaN propagates: track it apart so that the max/min itself stays a plain simd
+        // reduction.
+        const std::string nan = acc + "_nan";
+        c.decl = str(T, " ", acc, " = ", mx ? "-" : "", "(", T, ")__builtin_inf(); unsigned ", nan, " = 0;");
+        c.clause = str(mx ? "max" : "min", ":", acc, ") reduction(|:", nan);
+        c.update = str(acc, " = ", x, mx ? " > " : " < ", acc, " ? ", x, " : ", acc, "; ", nan,
+                       " |= (unsigned)(", x, " != ", x, ");");
+        c.result = str(nan, " ? (", T, ")__builtin_nan(\"\") : ", acc);
+      } else {
+        c.decl = str(T, " ", acc, " = ", mx ? "std::numeric_limits<" + T + ">::lowest()"
+                                           : "std::numeric_limits<" + T + ">::max()", ";");
+        c.clause = str(mx ? "max" : "min", ":", acc);
+        c.update = str(acc, " = ", x, mx ? " > " : " < ", acc, " ? ", x, " : ", acc, ";");
+        c.result = acc;
+      }
+      break;
+    }
+    default:
+      JX_CHECK(false, "not a fusible reduction: ", ops::name(p));
+  }
+  // "~(U)0" names the accumulator type.
+  if (c.decl.find("~(U)0") != std::string::npos)
+    c.decl.replace(c.decl.find("~(U)0"), 5, str("~(", U, ")0"));
+  return c;
+}
+
+class KernelWriter {
+ public:
+  KernelWriter(const ir::Jaxpr& j, const FusionPlan& plan, const FusedStep& st)
+      : j_(j), plan_(plan), st_(st) {
+    for (int i : st.eqns)
+      for (int v : j.eqns[size_t(i)].outputs) producer_[v] = i;
+    for (size_t k = 0; k < st.inputs.size(); ++k) in_slot_[st.inputs[k]] = int(k);
+    for (size_t d = 0; d < st.domain.size(); ++d)
+      if (st.domain[d] != 1) nonunit_.push_back(int(d));
+  }
+
+  std::string write(const std::string& symbol) {
+    std::string head = str("void ", symbol, "(const void* const* jx_in, void* const* jx_out) {\n");
+    for (size_t k = 0; k < st_.inputs.size(); ++k) {
+      const std::string T = ctype(j_.avals[size_t(st_.inputs[k])].dtype);
+      head += str("  const ", T, "* in", k, " = static_cast<const ", T, "*>(jx_in[", k, "]);\n");
+    }
+    for (size_t k = 0; k < st_.outputs.size(); ++k) {
+      const std::string T = ctype(j_.avals[size_t(st_.outputs[k])].dtype);
+      head += str("  ", T, "* out", k, " = static_cast<", T, "*>(jx_out[", k, "]);\n");
+    }
+    std::string body;
+    if (numel(st_.domain) == 0 && !st_.has_reduction()) {
+      body = "  // empty domain: nothing to compute\n";
+    } else if (st_.has_reduction()) {
+      body = rows();
+    } else {
+      mode_ = Mode::Flat;
+      body = flat();
+      if (flat_failed_) {
+        mode_ = Mode::Nested;
+        scopes_.clear();
+        prologue_ = Scope{};
+        prologue_stores_.clear();
+        body = nested();
+      }
+    }
+    // The prologue's stores come after all its reads: a donated one-element input may
+    // share its buffer with a one-element output.
+    return head + indent_block(prologue_.code + prologue_stores_, "  ") + body + "}\n";
+  }
+
+ private:
+  enum class Mode { Flat, Nested, Rows };
+  struct Scope {
+    std::string code;
+    std::map<std::string, std::string> memo;
+    std::set<int> used_dims;
+  };
+
+  const ir::Jaxpr& j_;
+  const FusionPlan& plan_;
+  const FusedStep& st_;
+  std::unordered_map<int, int> producer_;
+  std::unordered_map<int, int> in_slot_;
+  std::vector<int> nonunit_;
+  Mode mode_ = Mode::Flat;
+  bool flat_failed_ = false;
+  std::vector<Scope> scopes_;
+  Scope prologue_;                 // loop-invariant values, before every loop
+  std::string prologue_stores_;    // one-element outputs computed in the prologue
+  std::unordered_map<int, bool> invariant_memo_;
+  int counter_ = 0;
+  static constexpr int kPrologue = -1;  // scope index of the prologue
+
+  const Shape& shape_of(int v) const { return j_.avals[size_t(v)].shape; }
+  DType dtype_of(int v) const { return j_.avals[size_t(v)].dtype; }
+  bool inside(int v) const { return producer_.count(v) > 0; }
+  bool is_reduced(int d) const { return d >= 0 && st_.reduced[size_t(d)]; }
+  bool refs_reduced(const Map& m) const {
+    for (int d : m)
+      if (is_reduced(d)) return true;
+    return false;
+  }
+
+  // True when var's value does not depend on the loop indices: it is computed (inside the
+  // kernel) only from literals, one-element inputs and other invariant values. A
+  // reduction or an iota over a non-unit dim depends on the indices.
+  bool invariant(int var) {
+    if (!inside(var)) return numel(shape_of(var)) == 1;
+    auto it = invariant_memo_.find(var);
+    if (it != invariant_memo_.end()) return it->second;
+    const ir::Eqn& e = j_.eqns[size_t(producer_.at(var))];
+    bool inv = !is_reduce(e.prim) && (e.prim != Prim::Iota || numel(shape_of(var)) == 1);
+    for (const ir::Atom& a : e.inputs)
+      if (inv && a.is_var()) inv = invariant(a.var);
+    invariant_memo_[var] = inv;
+    return inv;
+  }
+
+  // ---- scopes and indices ----
+  // The scope a value with placement/map m is defined in: per-row values of a row kernel
+  // live in the row scope (0); everything else in the innermost scope.
+  int scope_for(const Map& m) const {
+    if (mode_ == Mode::Rows && !refs_reduced(m)) return 0;
+    return int(scopes_.size()) - 1;
+  }
+  std::string idx(int d) {
+    if (mode_ == Mode::Flat) {
+      if (nonunit_.size() == 1 && nonunit_[0] == d) return "i";
+      flat_failed_ = true;
+      return "0";
+    }
+    int owner = 0;
+    if (mode_ == Mode::Nested && d == nonunit_.back()) owner = 1;
+    if (mode_ == Mode::Rows && is_reduced(d)) owner = 1;
+    JX_CHECK(owner < int(scopes_.size()), "index of dim ", d, " used outside its loop");
+    scopes_[size_t(owner)].used_dims.insert(d);
+    return str("i", d);
+  }
+  // Element offset of index map m in a row-major buffer of `shape`.
+  std::string offset(const Shape& shape, const Map& m) {
+    std::vector<int> refs;
+    for (int d : m)
+      if (d >= 0) refs.push_back(d);
+    if (mode_ == Mode::Flat) {
+      if (refs.empty()) return "0";
+      if (refs == nonunit_) return "i";
+      flat_failed_ = true;
+      return "0";
+    }
+    std::string s;
+    int64_t stride = 1;
+    for (int d = int(shape.size()) - 1; d >= 0; --d) {
+      if (m[size_t(d)] >= 0 && shape[size_t(d)] != 1)
+        s = str(idx(m[size_t(d)]), stride == 1 ? std::string() : str("*", stride, "LL"), s.empty() ? "" : " + ", s);
+      stride *= shape[size_t(d)];
+    }
+    return s.empty() ? "0" : s;
+  }
+  std::string lookup(const std::string& key) const {
+    for (int s = int(scopes_.size()) - 1; s >= 0; --s) {
+      auto it = scopes_[size_t(s)].memo.find(key);
+      if (it != scopes_[size_t(s)].memo.end()) return it->second;
+    }
+    auto it = prologue_.memo.find(key);
+    return it != prologue_.memo.end() ? it->second : std::string();
+  }
+  Scope& scope_at(int scope) { return scope == kPrologue ? prologue_ : scopes_[size_t(scope)]; }
+  std::string define(int scope, DType t, const std::string& prefix, const std::string& key,
+                     const std::string& expr) {
+    std::string name = str(prefix, counter_++);
+    const std::string T = ctype(t);
+    Scope& sc = scope_at(scope);
+    sc.code += str("const ", T, " ", name, " = static_cast<", T, ">(", expr, ");\n");
+    sc.memo[key] = name;
+    return name;
+  }
+
+  // ---- values ----
+  std::string read(int var, const Shape& shape, const Map& m) {
+    auto it = in_slot_.find(var);
+    JX_CHECK(it != in_slot_.end(), "kernel reads var ", var, " that is not one of its inputs");
+    if (numel(shape) == 1) {  // a scalar input: read once, before the loops
+      const std::string key = str("x", var, "[0]");
+      std::string hit = lookup(key);
+      if (!hit.empty()) return hit;
+      return define(kPrologue, dtype_of(var), "x", key, str("in", it->second, "[0]"));
+    }
+    const int scope = scope_for(m);
+    // Index variables of the scope: offsets are computed there.
+    const int saved = int(scopes_.size());
+    std::string off = offset(shape, m);
+    JX_CHECK(saved == int(scopes_.size()), "scope changed");
+    std::string key = str("x", var, "[", off, "]");
+    std::string hit = lookup(key);
+    if (!hit.empty()) return hit;
+    return define(scope, dtype_of(var), "x", key, str("in", it->second, "[", off, "]"));
+  }
+  static Map operand_map(const Shape& operand, const Map& out) {
+    if (operand.empty()) return {};
+    Map m(operand.size(), -1);
+    for (size_t d = 0; d < operand.size(); ++d)
+      if (operand[d] != 1) m[d] = out[d];
+    return m;
+  }
+  std::string atom(const ir::Atom& a, const Map& m_if_external) {
+    if (!a.is_var()) return literal(a.literal);
+    if (inside(a.var)) return value(a.var);
+    return read(a.var, shape_of(a.var), m_if_external);
+  }
+
+  std::string value(int var) {
+    const std::string key = str("v", var);
+    std::string hit = lookup(key);
+    if (!hit.empty()) return hit;
+    const ir::Eqn& e = j_.eqns[size_t(producer_.at(var))];
+    const Map& P = plan_.placement[size_t(var)];
+    const Shape& S = shape_of(var);
+    JX_CHECK(!is_reduce(e.prim), "reduction ", var, " read before its phase finished");
+    if (e.prim == Prim::Reshape || e.prim == Prim::Squeeze || e.prim == Prim::BroadcastInDim) {
+      const ir::Atom& x = e.inputs[0];
+      if (!x.is_var()) return literal(x.literal);
+      if (inside(x.var)) return value(x.var);
+      const Shape& sx = shape_of(x.var);
+      if (e.prim == Prim::Reshape) return read(x.var, S, P);  // contiguous: same flat offsets
+      Map mx(sx.size(), -1);
+      if (e.prim == Prim::Squeeze) {
+        std::vector<bool> drop(sx.size(), false);
+        for (int64_t d : e.params.ints("dimensions")) drop[size_t(d)] = true;
+        size_t k = 0;
+        for (size_t d = 0; d < sx.size(); ++d)
+          if (!drop[d]) mx[d] = P[k++];
+      } else {
+        const auto& bd = e.params.ints("broadcast_dimensions");
+        for (size_t i = 0; i < sx.size(); ++i)
+          if (sx[i] != 1) mx[i] = P[size_t(bd[i])];
+      }
+      return read(x.var, sx, mx);
+    }
+    const int scope = invariant(var) ? kPrologue : scope_for(P);
+    if (e.prim == Prim::Iota) {
+      int d = P[size_t(e.params.i("dimension"))];
+      return define(scope, dtype_of(var), "v", key, d >= 0 ? idx(d) : "0");
+    }
+    std::vector<std::string> args;
+    std::vector<Aval> in;
+    for (const ir::Atom& a : e.inputs) {
+      in.push_back(j_.aval_of(a));
+      args.push_back(atom(a, operand_map(j_.aval_of(a).shape, P)));
+    }
+    std::string expr = ops::info(e.prim).emit(args, in, e.params);
+    JX_CHECK(!expr.empty(), "emit rule of ", ops::name(e.prim), " declined after fusion accepted it");
+    return define(scope, dtype_of(var), "v", key, expr);
+  }
+
+  // ---- loop nests ----
+  // `const int64_t iD = (f / stride) % size;` for each used dim of `dims` (in order).
+  std::string decompose(const std::vector<int>& dims, const std::set<int>& used, const char* f,
+                        const std::string& indent) const {
+    std::string s;
+    int64_t stride = 1;
+    std::vector<int64_t> strides(dims.size());
+    for (int k = int(dims.size()) - 1; k >= 0; --k) {
+      strides[size_t(k)] = stride;
+      stride *= st_.domain[size_t(dims[size_t(k)])];
+    }
+    for (size_t k = 0; k < dims.size(); ++k) {
+      int d = dims[k];
+      if (!used.count(d)) continue;
+      std::string e = f;
+      if (strides[k] != 1) e = str("(", e, " / ", strides[k], "LL)");
+      if (k > 0) e = str("(", e, " % ", st_.domain[size_t(d)], "LL)");
+      s += str(indent, "const int64_t i", d, " = ", e, ";\n");
+    }
+    return s;
+  }
+  static std::string indent_block(const std::string& code, const std::string& indent) {
+    std::string s;
+    size_t start = 0;
+    while (start < code.size()) {
+      size_t end = code.find('\n', start);
+      if (end == std::string::npos) end = code.size();
+      s += indent + code.substr(start, end - start) + "\n";
+      start = end + 1;
+    }
+    return s;
+  }
+  std::string store(int slot, int var) {
+    const Map& P = plan_.placement[size_t(var)];
+    if (numel(shape_of(var)) == 1 && invariant(var)) {  // written once, in the prologue
+      prologue_stores_ += str("out", slot, "[0] = ", value(var), ";\n");
+      return "";
+    }
+    std::string v = value(var);
+    std::string s = str("out", slot, "[", offset(shape_of(var), P), "] = ", v, ";\n");
+    // A one-element output of a larger loop (a scalar fused in) is written once.
+    if (numel(shape_of(var)) == 1 && numel(st_.domain) > 1) {
+      std::string first = mode_ == Mode::Flat     ? "i == 0"
+                          : mode_ == Mode::Nested ? str("o == 0 && i", nonunit_.back(), " == 0")
+                                                  : "o == 0";
+      s = str("if (", first, ") ", s);
+    }
+    return s;
+  }
+
+  std::string flat() {
+    scopes_.assign(1, Scope{});
+    std::string stores;
+    for (size_t k = 0; k < st_.outputs.size(); ++k) stores += store(int(k), st_.outputs[k]);
+    // Everything hoisted (only one-element outputs): no loop, and no thread fork for it.
+    if (scopes_[0].code.empty() && stores.empty()) return "";
+    const int64_t n = numel(st_.domain);
+    std::string s = n >= kParallelMin ? "  #pragma omp parallel for simd schedule(static)\n"
+                                      : "  #pragma omp simd\n";
+    s += str("  for (int64_t i = 0; i < ", n, "LL; ++i) {\n");
+    s += indent_block(scopes_[0].code + stores, "    ");
+    return s + "  }\n";
+  }
+
+  std::string nested() {
+    scopes_.assign(2, Scope{});
+    std::string stores;
+    for (size_t k = 0; k < st_.outputs.size(); ++k) stores += store(int(k), st_.outputs[k]);
+    if (scopes_[0].code.empty() && scopes_[1].code.empty() && stores.empty()) return "";
+    const int inner = nonunit_.back();
+    std::vector<int> outer(nonunit_.begin(), nonunit_.end() - 1);
+    int64_t n_outer = 1;
+    for (int d : outer) n_outer *= st_.domain[size_t(d)];
+    const int64_t n_inner = st_.domain[size_t(inner)];
+    std::string s;
+    if (n_outer * n_inner >= kParallelMin && n_outer > 1) s += "  #pragma omp parallel for schedule(static)\n";
+    s += str("  for (int64_t o = 0; o < ", n_outer, "LL; ++o) {\n");
+    s += decompose(outer, scopes_[0].used_dims, "o", "    ");
+    s += indent_block(scopes_[0].code, "    ");
+    s += "    #pragma omp simd\n";
+    s += str("    for (int64_t i", inner, " = 0; i", inner, " < ", n_inner, "LL; ++i", inner, ") {\n");
+    s += indent_block(scopes_[1].code + stores, "      ");
+    return s + "    }\n  }\n";
+  }
+
+  // Phase of each reduction: 1 + the latest phase it depends on, so that independent
+  // reductions (sum and max of one input) share one pass over the row.
+  int need(int var, std::unordered_map<int, int>& memo) {
+    if (!inside(var)) return 0;
+    auto it = memo.find(var);
+    if (it != memo.end()) return it->second;
+    const ir::Eqn& e = j_.eqns[size_t(producer_.at(var))];
+    int n = 0;
+    for (const ir::Atom& a : e.inputs)
+      if (a.is_var()) n = std::max(n, need(a.var, memo));
+    if (is_reduce(e.prim)) n += 1;  // its own phase is n; readers come after
+    memo[var] = n;
+    return n;
+  }
+
+  std::string rows() {
+    mode_ = Mode::Rows;
+    scopes_.assign(1, Scope{});
+    std::vector<int> kept, red;
+    for (int d : nonunit_) (st_.reduced[size_t(d)] ? red : kept).push_back(d);
+    int64_t n_rows = 1, n_red = 1;
+    for (int d : kept) n_rows *= st_.domain[size_t(d)];
+    for (int d : red) n_red *= st_.domain[size_t(d)];
+    if (n_rows == 0) return "  // no rows: nothing to compute\n";
+
+    std::unordered_map<int, int> memo;
+    std::map<int, std::vector<int>> phases;  // phase -> reduction output vars
+    for (int i : st_.eqns) {
+      const ir::Eqn& e = j_.eqns[size_t(i)];
+      if (!is_reduce(e.prim)) continue;
+      int v = e.outputs[0];
+      phases[need(v, memo) - 1].push_back(v);
+    }
+    auto open_loop = [&] { scopes_.push_back(Scope{}); };
+    auto close_loop = [&](const std::string& pragma) {
+      Scope inner = std::move(scopes_.back());
+      scopes_.pop_back();
+      std::string s = pragma;
+      s += str("for (int64_t r = 0; r < ", n_red, "LL; ++r) {\n");
+      s += decompose(red, inner.used_dims, "r", "  ");
+      s += indent_block(inner.code, "  ");
+      scopes_[0].code += s + "}\n";
+    };
+    // X-level outputs that use no reduction result are written by the first phase's loop,
+    // which computes their values anyway (a bias gradient's column sum and the elementwise
+    // gradient it sums), instead of being recomputed by a final pass over the row.
+    std::vector<int> early, x_level;
+    for (size_t k = 0; k < st_.outputs.size(); ++k) {
+      int v = st_.outputs[k];
+      if (!refs_reduced(plan_.placement[size_t(v)])) continue;
+      (need(v, memo) == 0 ? early : x_level).push_back(int(k));
+    }
+    bool first_phase = true;
+    for (auto& [phase, vars] : phases) {
+      std::string clauses;
+      for (int v : vars) {
+        ReductionCode c = reduction_code(j_.eqns[size_t(producer_.at(v))].prim, dtype_of(v),
+                                         str("acc", v), "");
+        scopes_[0].code += c.decl + "\n";
+      }
+      if (n_red > 0) {
+        open_loop();
+        for (int v : vars) {
+          const ir::Eqn& e = j_.eqns[size_t(producer_.at(v))];
+          // The operand is X-shaped: read at the identity index when it is an input.
+          Map ident(st_.domain.size(), -1);
+          for (int d : nonunit_) ident[size_t(d)] = d;
+          std::string x = atom(e.inputs[0], ident);
+          ReductionCode c = reduction_code(e.prim, dtype_of(v), str("acc", v), x);
+          scopes_.back().code += c.update + "\n";
+          clauses += str(" reduction(", c.clause, ")");
+        }
+        if (first_phase)
+          for (int k : early) scopes_.back().code += store(k, st_.outputs[size_t(k)]);
+        close_loop(str("#pragma omp simd", clauses, "\n"));
+      }
+      for (int v : vars) {
+        ReductionCode c = reduction_code(j_.eqns[size_t(producer_.at(v))].prim, dtype_of(v),
+                                         str("acc", v), "");
+        define(0, dtype_of(v), "red", str("v", v), c.result);
+      }
+      first_phase = false;
+    }
+    for (size_t k = 0; k < st_.outputs.size(); ++k) {
+      int v = st_.outputs[k];
+      if (!refs_reduced(plan_.placement[size_t(v)])) scopes_[0].code += store(int(k), v);
+    }
+    if (!x_level.empty() && n_red > 0) {
+      open_loop();
+      for (int k : x_level) scopes_.back().code += store(k, st_.outputs[size_t(k)]);
+      close_loop("#pragma omp simd\n");
+    }
+    std::string s;
+    if (n_rows > 1 && n_rows * n_red >= kParallelMin) s += "  #pragma omp parallel for schedule(static)\n";
+    s += str("  for (int64_t o = 0; o < ", n_rows, "LL; ++o) {\n");
+    s += decompose(kept, scopes_[0].used_dims, "o", "    ");
+    s += indent_block(scopes_[0].code, "    ");
+    return s + "  }\n";
+  }
+};
+
+}  // namespace
+
+std::string kernel_symbol(int k) { return str("jx_kernel_", k); }
+
+std::string generate_source(const ir::Jaxpr& j, const FusionPlan& plan, const std::string& name) {
+  std::string src = str("// Generated by jx for '", name, "': ", plan.steps.size(),
+                        " steps. Do not edit; see src/compiler/codegen.h.\n");
+  src += ops::kEmitPrelude;
+  src += "\nextern \"C\" {\n";
+  int k = 0;
+  for (const FusedStep& st : plan.steps) {
+    if (!st.is_kernel) continue;
+    src += "\n";
+    src += KernelWriter(j, plan, st).write(kernel_symbol(k++));
+  }
+  return src + "\n}  // extern \"C\"\n";
+}
+
+}  // namespace jx::compiler

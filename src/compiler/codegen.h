@@ -1,0 +1,34 @@
+// C++ code generation for fused kernels. Each kernel step of a FusionPlan becomes
+//   extern "C" void jx_kernel_<k>(const void* const* in, void* const* out)
+// over the step's inputs and outputs in FusedStep order; shapes are compile-time
+// constants (jit compiles per shape). The file includes only <cmath>, <cstdint>,
+// <cstring> (through ops/emit_prelude.h's kEmitPrelude) and never a jx header.
+//
+// Loops: an elementwise kernel whose reads are all at the output index (or scalars) is
+// one flat `#pragma omp simd` loop (`parallel for simd` when large); with broadcasting
+// reads it is an outer loop over rows and an inner simd loop over the last dim. A kernel
+// with reductions is a row kernel: an outer (parallel) loop over the kept index, inside
+// it one simd loop per phase of independent reductions (softmax: max, then sum of
+// exp(x - max)), then the per-row results, then a simd loop writing the elementwise
+// outputs. f32 transcendentals vectorize through glibc's libmvec without -ffast-math.
+//
+// Hoisting: values that do not depend on the loop indices -- computed only from literals,
+// one-element inputs and broadcasts of such values (Adam's 1 / (1 - pow(0.9, t))) -- are
+// computed once in a prologue before every loop; one-element outputs computed from them
+// are written there too, after all the prologue's reads (a donated scalar may share its
+// buffer with such an output). Values that use a reduction result or an iota over a
+// non-unit dim stay in the loops. In a row kernel, elementwise outputs that use no
+// reduction result are written by the first reduction pass instead of a final pass.
+#pragma once
+#include <string>
+
+#include "compiler/fusion.h"
+
+namespace jx::compiler {
+
+std::string kernel_symbol(int k);
+
+// One source file with every kernel of `plan`, in step order (k counts kernel steps).
+std::string generate_source(const ir::Jaxpr& j, const FusionPlan& plan, const std::string& name);
+
+}  // namespace jx::compiler

@@ -1,0 +1,202 @@
+// Code generation: the shape of the generated source (headers, loop forms, simd
+// reductions, literals), and compiled-vs-interpreted values over seeded random programs
+// of broadcasting elementwise ops, reductions, reshapes, transposes and conversions.
+#include "compiler/codegen.h"
+
+#include <random>
+
+#include "compiler/jit_testing.h"
+#include "compiler/pipeline.h"
+
+namespace {
+
+using namespace jx;
+using namespace jx::testing;
+namespace jnp = jx::numpy;
+using ops::Arrays;
+
+std::string source_of(const tr::FlatFn& f, const std::vector<ops::Aval>& in) {
+  ir::Jaxpr j = compiler::optimize(trace_closed(f, in), "codegen_test");
+  return compiler::generate_source(j, compiler::fuse(j), "codegen_test");
+}
+
+int count(const std::string& s, const std::string& what) {
+  int n = 0;
+  for (size_t p = s.find(what); p != std::string::npos; p = s.find(what, p + 1)) ++n;
+  return n;
+}
+
+TEST(Codegen, SourceIncludesNoJxHeader) {
+  std::string src = source_of([](const Arrays& a) -> Arrays { return {lax::tanh(a[0])}; },
+                              {aval(DType::Float32, {100})});
+  EXPECT_EQ(src.find("#include \"jx"), std::string::npos);
+  EXPECT_EQ(src.find("#include \""), std::string::npos);
+  for (const char* h : {"<cmath>", "<cstdint>", "<cstring>"}) EXPECT_NE(src.find(h), std::string::npos) << h;
+  EXPECT_NE(src.find("extern \"C\" {"), std::string::npos);
+  EXPECT_NE(src.find("void jx_kernel_0(const void* const* jx_in, void* const* jx_out)"), std::string::npos);
+  EXPECT_NE(src.find("omp declare simd notinbranch"), std::string::npos);  // libmvec, no -ffast-math
+}
+
+TEST(Codegen, FlatLoopsAreSimdAndLargeOnesParallel) {
+  std::string small = source_of([](const Arrays& a) -> Arrays { return {lax::exp(a[0])}; },
+                                {aval(DType::Float32, {1000})});
+  EXPECT_NE(small.find("#pragma omp simd\n  for (int64_t i = 0; i < 1000LL; ++i)"), std::string::npos) << small;
+  EXPECT_EQ(small.find("parallel"), std::string::npos);
+  std::string big = source_of([](const Arrays& a) -> Arrays { return {lax::exp(a[0])}; },
+                              {aval(DType::Float32, {1 << 20})});
+  EXPECT_NE(big.find("#pragma omp parallel for simd schedule(static)"), std::string::npos) << big;
+}
+
+TEST(Codegen, BroadcastReadsUseRowAndColumnIndices) {
+  std::string src = source_of([](const Arrays& a) -> Arrays { return {lax::add(a[0], a[1])}; },
+                              {aval(DType::Float32, {6, 1}), aval(DType::Float32, {1, 9})});
+  EXPECT_NE(src.find("for (int64_t o = 0; o < 6LL; ++o)"), std::string::npos) << src;
+  EXPECT_NE(src.find("for (int64_t i1 = 0; i1 < 9LL; ++i1)"), std::string::npos) << src;
+  EXPECT_NE(src.find("in0[i0]"), std::string::npos) << src;
+  EXPECT_NE(src.find("in1[i1]"), std::string::npos) << src;
+}
+
+TEST(Codegen, SoftmaxPhasesAreSimdReductions) {
+  auto softmax = [](const Arrays& a) -> Arrays {
+    Array m = lax::broadcast_in_dim(lax::reduce_max(a[0], {1}), {4, 50}, {0});
+    Array e = lax::exp(lax::sub(a[0], m));
+    return {lax::div(e, lax::broadcast_in_dim(lax::reduce_sum(e, {1}), {4, 50}, {0}))};
+  };
+  std::string src = source_of(softmax, {aval(DType::Float32, {4, 50})});
+  EXPECT_EQ(count(src, "void jx_kernel_"), 1) << src;
+  EXPECT_EQ(count(src, "reduction(max:"), 1) << src;  // phase 1
+  EXPECT_EQ(count(src, "reduction(+:"), 1) << src;    // phase 2
+  EXPECT_EQ(count(src, "for (int64_t r = 0; r < 50LL; ++r)"), 3) << src;  // + the output pass
+}
+
+TEST(Codegen, SpecialLiteralsRoundTrip) {
+  // -0.0, infinities, NaN and a value that decimal printing would round.
+  auto f = [](const Arrays& a) -> Arrays {
+    const Shape& s = a[0].shape();
+    auto splat = [&](float v) { return lax::broadcast_in_dim(Array(v), s, {}); };
+    Array x = a[0];
+    return {lax::mul(x, splat(-0.0f)), lax::max(x, splat(-INFINITY)), lax::min(x, splat(INFINITY)),
+            lax::add(x, splat(NAN)), lax::mul(x, splat(0.1f)),
+            lax::add(lax::convert_element_type(x, DType::Int32),
+                     lax::broadcast_in_dim(lax::convert_element_type(Array(-2147483647 - 1), DType::Int32), s, {}))};
+  };
+  ir::Jaxpr j = trace_closed(f, {aval(DType::Float32, {17})});
+  Array x = input(DType::Float32, {17}, 3, true);
+  auto exe = compiler::compile(j, {.name = "literals", .donate = {}});
+  Arrays got = exe->run(std::vector<Array>{x}), want = ir::eval_jaxpr(j, std::vector<Array>{x});
+  EXPECT_TRUE(close_values(got, want, 0));
+  // The sign of zero survives: x * -0.0 for x > 0 is -0.0.
+  std::vector<float> z = got[0].to_vector<float>(), xs = x.to_vector<float>();
+  for (size_t i = 0; i < xs.size(); ++i)
+    if (xs[i] > 0) {
+      EXPECT_TRUE(std::signbit(z[i])) << i;
+    }
+}
+
+// ---- random programs ----
+
+class RandomProgram {
+ public:
+  explicit RandomProgram(uint32_t seed) : rng_(seed) {
+    for (int i = pick(1, 3); i > 0; --i) {
+      Shape s;
+      for (int r = pick(0, 3); r > 0; --r) s.push_back(pick(1, 5));
+      in_.push_back(aval(coin() ? DType::Float32 : DType::Int32, s));
+    }
+    steps_ = pick(3, 10);
+  }
+  const std::vector<ops::Aval>& in_avals() const { return in_; }
+
+  Arrays operator()(const Arrays& in) {
+    Arrays pool = in;
+    for (int s = 0; s < steps_; ++s) pool.push_back(step(pool, pool[size_t(pick(0, int(pool.size()) - 1))]));
+    return {pool.back(), pool[size_t(pick(int(in.size()), int(pool.size()) - 1))]};
+  }
+
+ private:
+  std::mt19937 rng_;
+  std::vector<ops::Aval> in_;
+  int steps_ = 0;
+  int pick(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng_); }
+  bool coin() { return pick(0, 1) == 1; }
+
+  Array step(const Arrays& pool, const Array& x) {
+    const bool fl = is_floating(x.dtype());
+    switch (pick(0, 11)) {
+      case 0: return fl ? jnp::tanh(x) : jnp::negative(x);
+      case 1: return fl ? jnp::exp(jnp::negative(jnp::abs(x))) : jnp::abs(x);
+      case 2: return x * 1.5 + 0.25;
+      case 3: {  // binary with broadcasting against another pool value
+        const Array& y = pool[size_t(pick(0, int(pool.size()) - 1))];
+        if (!broadcastable(x.shape(), y.shape())) return jnp::square(x);
+        switch (pick(0, 3)) {
+          case 0: return jnp::add(x, y);
+          case 1: return jnp::multiply(x, y);
+          case 2: return jnp::maximum(x, y);
+          default: return jnp::where(jnp::greater(x, y), x, y);
+        }
+      }
+      case 4: return x.ndim() ? jnp::sum(x, pick(0, x.ndim() - 1), coin()) : x * 2.0;
+      case 5: return x.ndim() ? jnp::max(x, pick(0, x.ndim() - 1), coin()) : x - 1.0;
+      case 6: return x.reshape({-1});
+      case 7: return x.ndim() >= 2 ? x.T() : x;
+      case 8: return fl ? x.astype(DType::Int32) : x.astype(DType::Float32);
+      case 9: {  // softmax-like row normalization
+        if (!fl || x.ndim() == 0) return x;
+        Array m = jnp::max(x, -1, true);
+        Array e = jnp::exp(x - m);
+        return e / jnp::sum(e, -1, true);
+      }
+      case 10: return x.ndim() ? jnp::mean(x, pick(0, x.ndim() - 1)) : x;
+      default: return jnp::expand_dims(x, 0) + jnp::zeros({2}, x.dtype()).reshape({2, 1}).reshape(
+                                                   broadcast_shape(x.ndim() + 1));
+    }
+  }
+  static Shape broadcast_shape(int rank) {
+    Shape s(size_t(rank), 1);
+    s[0] = 2;
+    return s;
+  }
+  static bool broadcastable(const Shape& a, const Shape& b) {
+    for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) {
+      int64_t x = a[a.size() - 1 - i], y = b[b.size() - 1 - i];
+      if (x != y && x != 1 && y != 1) return false;
+    }
+    return true;
+  }
+};
+
+TEST(Codegen, RandomProgramsMatchTheInterpreter) {
+  // 160 programs, 40 per compiled executable (independent outputs: one compiler run each).
+  for (uint32_t batch = 0; batch < 4; ++batch) {
+    std::vector<RandomProgram> progs;
+    std::vector<ops::Aval> in;
+    std::vector<size_t> first_in;
+    for (uint32_t k = 0; k < 40; ++k) {
+      progs.emplace_back(batch * 40 + k);
+      first_in.push_back(in.size());
+      for (const ops::Aval& a : progs.back().in_avals()) in.push_back(a);
+    }
+    ir::Jaxpr j = trace_closed(
+        [&](const Arrays& a) {
+          Arrays outs;
+          for (size_t k = 0; k < progs.size(); ++k) {
+            Arrays mine(a.begin() + std::ptrdiff_t(first_in[k]),
+                        a.begin() + std::ptrdiff_t(first_in[k] + progs[k].in_avals().size()));
+            for (Array& o : progs[k](mine)) outs.push_back(o);
+          }
+          return outs;
+        },
+        in);
+    Arrays args;
+    for (size_t i = 0; i < in.size(); ++i) args.push_back(input(in[i].dtype, in[i].shape, int(i)));
+    auto exe = compiler::compile(j, {.name = "random_programs", .donate = {}});
+    Arrays got = exe->run(args), want = ir::eval_jaxpr(j, args);
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); ++i)
+      EXPECT_TRUE(close_values({got[i]}, {want[i]}, 0, 2e-6))
+          << "batch " << batch << " output " << i << "\n" << exe->describe();
+  }
+}
+
+}  // namespace
