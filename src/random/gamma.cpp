@@ -1,17 +1,22 @@
 // gamma / loggamma / beta / dirichlet / chisquare / t and poisson. JAX draws gamma with
 // Marsaglia-Tsang rejection, one while_loop per element under vmap (each element from its
-// own split key), and poisson with batched Knuth / transformed-rejection loops. Here the
-// loops run eagerly over whole arrays: each iteration computes every lane and keeps the
-// lanes whose loop condition still holds, which is what vmap of while_loop computes.
+// own split key), and poisson with batched Knuth / transformed-rejection loops. With
+// concrete inputs and no active transformation the loops run eagerly over whole arrays
+// (each iteration computes the lanes whose loop condition still holds, which is what vmap
+// of while_loop computes); otherwise they are staged as lax::while_loop over all lanes,
+// selecting the new state only where a lane's condition holds (vmap of while_loop).
 #include <cmath>
 #include <cstring>
 
 #include "core/array_impl.h"
+#include "jx/control_flow.h"
 #include "jx/lax.h"
 #include "jx/random.h"
 #include "numpy/promote.h"
 #include "random/internal.h"
+#include "support/check.h"
 #include "support/str.h"
+#include "transforms/trace.h"
 
 namespace jx::random {
 
@@ -20,11 +25,18 @@ using detail::Keys;
 
 namespace {
 
+// The eager loops read predicates and raw buffers, so they need concrete inputs and no
+// active trace (under jit even concrete closure values are staged).
+bool run_eagerly(const Keys& k, const Array& x) {
+  return tr::current_trace() == nullptr && k.concrete() && x.is_concrete();
+}
+
+void require_concrete(const Array& pred) {
+  JX_CHECK(pred.is_concrete(), "[jx::random] eager rejection loop reached a traced predicate");
+}
+
 bool any(const Array& pred) {
-  if (!pred.is_concrete())
-    throw ConcretizationError("[jx::random] rejection samplers (gamma, beta, dirichlet, poisson) "
-                              "run their loops eagerly; they cannot be traced until "
-                              "lax::while_loop exists");
+  require_concrete(pred);
   for (bool b : pred.to_vector<bool>())
     if (b) return true;
   return false;
@@ -63,10 +75,7 @@ Array put(const Array& a, const Lanes& idx, const Array& v) {
 
 // The entries of idx (lanes) whose pred (aligned with idx) holds.
 Lanes where(const Array& pred, const Lanes& idx) {
-  if (!pred.is_concrete())
-    throw ConcretizationError("[jx::random] rejection samplers (gamma, beta, dirichlet, poisson) "
-                              "run their loops eagerly; they cannot be traced until "
-                              "lax::while_loop exists");
+  require_concrete(pred);
   const bool* p = jx::detail::data<bool>(pred);
   Lanes out;
   for (size_t i = 0; i < idx.size(); ++i)
@@ -80,24 +89,56 @@ Lanes iota_lanes(int64_t n) {
   return l;
 }
 
-// _gamma_one for a batch of keys and alphas (both of shape [N]).
+// The per-lane constants of _gamma_one (alphas of shape [N]).
+struct GammaSetup {
+  Array boost_mask, d, c;
+};
+
+GammaSetup gamma_setup(const Array& alpha_orig) {
+  const DType dt = alpha_orig.dtype();
+  const Shape& shp = alpha_orig.shape();
+  Array boost_mask = lax::ge(alpha_orig, full(1, dt, shp));
+  Array alpha = lax::select(boost_mask, alpha_orig, lax::add(alpha_orig, full(1, dt, shp)));
+  Array d = lax::sub(alpha, full(1.0 / 3.0, dt, shp));
+  Array c = lax::div(full(1.0 / 3.0, dt, shp), lax::sqrt(d));
+  return {boost_mask, d, c};
+}
+
+// _gamma_one's loop condition: true while the sample (X, V, U) is rejected.
+Array gamma_rejected(const Array& X, const Array& V, const Array& U, const Array& d) {
+  const DType dt = X.dtype();
+  auto c = [&](double v) { return full(v, dt, X.shape()); };
+  return lax::bitwise_and(
+      lax::ge(U, lax::sub(c(1), lax::mul(c(0.0331), lax::mul(X, X)))),
+      lax::ge(lax::log(U),
+              lax::add(lax::mul(X, c(0.5)), lax::mul(d, lax::add(lax::sub(c(1), V), lax::log(V))))));
+}
+
+// The end of _gamma_one: d * V with the alpha < 1 boost (or its log).
+Array gamma_finish(const Keys& subkey, const Array& alpha_orig, const GammaSetup& g,
+                   const Array& V, bool log_space) {
+  const DType dt = alpha_orig.dtype();
+  const Array zero = full(0, dt, alpha_orig.shape()), one = full(1, dt, alpha_orig.shape());
+  if (log_space) {
+    Array log_samples = lax::neg(detail::exponential_keys(subkey, Shape{}, dt));
+    Array log_boost = lax::select(lax::bitwise_or(g.boost_mask, lax::eq(log_samples, zero)), zero,
+                                  lax::mul(log_samples, lax::div(one, alpha_orig)));
+    return lax::add(lax::add(lax::log(g.d), lax::log(V)), log_boost);
+  }
+  Array samples = lax::sub(one, detail::uniform_keys(subkey, Shape{}, dt, const_f(0.0, dt),
+                                                     const_f(1.0, dt)));
+  Array boost = lax::select(g.boost_mask, one, lax::pow(samples, lax::div(one, alpha_orig)));
+  return lax::mul(lax::mul(g.d, V), boost);
+}
+
+// _gamma_one for a batch of keys and alphas (both of shape [N]), eagerly.
 Array gamma_one(const Keys& keys, const Array& alpha_orig, bool log_space) {
   const DType dt = alpha_orig.dtype();
-  const Shape shp = alpha_orig.shape();
-  const int64_t n = shp.numel();
+  const int64_t n = alpha_orig.shape().numel();
   auto c = [&](double v, int64_t m) { return full(v, dt, Shape{m}); };
-  Array boost_mask = lax::ge(alpha_orig, c(1, n));
-  Array alpha = lax::select(boost_mask, alpha_orig, lax::add(alpha_orig, c(1, n)));
-  Array d = lax::sub(alpha, c(1.0 / 3.0, n));
-  Array cc = lax::div(c(1.0 / 3.0, n), lax::sqrt(d));
-
-  // The loop condition on m lanes: true while the sample is rejected.
-  auto cond = [&](const Array& X, const Array& V, const Array& U, const Array& dd, int64_t m) {
-    return lax::bitwise_and(
-        lax::ge(U, lax::sub(c(1, m), lax::mul(c(0.0331, m), lax::mul(X, X)))),
-        lax::ge(lax::log(U), lax::add(lax::mul(X, c(0.5, m)),
-                                      lax::mul(dd, lax::add(lax::sub(c(1, m), V), lax::log(V))))));
-  };
+  const GammaSetup g = gamma_setup(alpha_orig);
+  const Array& d = g.d;
+  const Array& cc = g.c;
 
   std::vector<Keys> ks = detail::split_n(keys, 2);
   Keys key = ks[0];
@@ -129,19 +170,56 @@ Array gamma_one(const Keys& keys, const Array& alpha_orig, bool log_space) {
     Array Un = detail::uniform_keys(k3[2], Shape{}, dt, const_f(0.0, dt), const_f(1.0, dt));
     key = {put(key.k0, active, k3[0].k0), put(key.k1, active, k3[0].k1)};
     V = put(V, active, Vn);
-    active = where(cond(Xn, Vn, Un, da, m), active);
+    active = where(gamma_rejected(Xn, Vn, Un, da), active);
   }
-  const Array zero = c(0, n), one = c(1, n);
-  if (log_space) {
-    Array log_samples = lax::neg(detail::exponential_keys(subkey, Shape{}, dt));
-    Array log_boost = lax::select(lax::bitwise_or(boost_mask, lax::eq(log_samples, zero)), zero,
-                                  lax::mul(log_samples, lax::div(one, alpha_orig)));
-    return lax::add(lax::add(lax::log(d), lax::log(V)), log_boost);
-  }
-  Array samples = lax::sub(one, detail::uniform_keys(subkey, Shape{}, dt, const_f(0.0, dt),
-                                                     const_f(1.0, dt)));
-  Array boost = lax::select(boost_mask, one, lax::pow(samples, lax::div(one, alpha_orig)));
-  return lax::mul(lax::mul(d, V), boost);
+  return gamma_finish(subkey, alpha_orig, g, V, log_space);
+}
+
+using Carry = std::vector<Array>;
+
+Array any_lane(const Array& pred) {
+  std::vector<int64_t> axes;
+  for (int64_t i = 0; i < pred.ndim(); ++i) axes.push_back(i);
+  return axes.empty() ? pred : lax::reduce_or(pred, axes);
+}
+
+// _gamma_one vmapped over N keys/alphas, staged: both loops are lax::while_loop over all N
+// lanes, running while any lane's condition holds and replacing a lane's carry only where
+// its own condition holds. That is how vmap batches a while_loop with a batched predicate,
+// so every lane gets the values the eager loop (and JAX) computes.
+Array gamma_one_traced(const Keys& keys, const Array& alpha_orig, bool log_space) {
+  const DType dt = alpha_orig.dtype();
+  const Shape lanes = alpha_orig.shape();
+  auto c = [&](double v) { return full(v, dt, lanes); };
+  const GammaSetup g = gamma_setup(alpha_orig);
+  std::vector<Keys> ks = detail::split_n(keys, 2);
+
+  // Carry (key0, key1, X, V, U); the initial (0, 1, 2) is rejected in every lane.
+  auto rejected = [&](const Carry& s) { return gamma_rejected(s[2], s[3], s[4], g.d); };
+  auto redraw = [&](const Carry& s) {
+    // Inner carry (key0, key1, x, v): redraw x while v = 1 + x*c <= 0.
+    Array need = lax::le(s[3], c(0));
+    std::vector<Keys> k2 = detail::split_n(Keys{s[0], s[1]}, 2);
+    Array xn = detail::normal_keys(k2[1], Shape{}, dt);
+    Array vn = lax::add(c(1), lax::mul(xn, g.c));
+    return Carry{lax::select(need, k2[0].k0, s[0]), lax::select(need, k2[0].k1, s[1]),
+                 lax::select(need, xn, s[2]), lax::select(need, vn, s[3])};
+  };
+  auto body = [&](const Carry& s) {
+    Array active = rejected(s);
+    std::vector<Keys> k3 = detail::split_n(Keys{s[0], s[1]}, 3);
+    Carry xv = lax::while_loop([&](const Carry& t) { return any_lane(lax::le(t[3], c(0))); },
+                               redraw, Carry{k3[1].k0, k3[1].k1, c(0), c(-1)});
+    Array X = lax::mul(xv[2], xv[2]);
+    Array V = lax::mul(lax::mul(xv[3], xv[3]), xv[3]);
+    Array U = detail::uniform_keys(k3[2], Shape{}, dt, const_f(0.0, dt), const_f(1.0, dt));
+    return Carry{lax::select(active, k3[0].k0, s[0]), lax::select(active, k3[0].k1, s[1]),
+                 lax::select(active, X, s[2]), lax::select(active, V, s[3]),
+                 lax::select(active, U, s[4])};
+  };
+  Carry out = lax::while_loop([&](const Carry& s) { return any_lane(rejected(s)); }, body,
+                              Carry{ks[0].k0, ks[0].k1, c(0), c(1), c(2)});
+  return gamma_finish(ks[1], alpha_orig, g, out[3], log_space);
 }
 
 // _gamma: a broadcast to shape, one split key per element.
@@ -157,7 +235,9 @@ Array gamma_impl(const char* fn, const Array& key, const Array& a, std::optional
   const int64_t n = shape.numel();
   if (n == 0) return lax::reshape(aa, shape);
   Keys keys = detail::split(k, Shape{n});
-  Array out = gamma_one(keys, lax::reshape(aa, Shape{n}), log_space);
+  Array flat = lax::reshape(aa, Shape{n});
+  Array out = run_eagerly(keys, flat) ? gamma_one(keys, flat, log_space)
+                                      : gamma_one_traced(keys, flat, log_space);
   return lax::reshape(out, shape);
 }
 
@@ -242,23 +322,40 @@ Array t(const Array& key, const Array& df, const Shape& shape, DType dtype) {
 
 namespace {
 
-Array poisson_knuth(Keys key, const Array& lam, const Shape& shape, DType dtype) {
-  const DType f = DType::Float32;
-  Array neg_lam = lax::neg(lam);
-  Array k = lax::broadcast_in_dim(detail::const_i(0, dtype), shape, {});
-  Array log_prod = full(0.0, f, shape);
-  Array one = lax::broadcast_in_dim(detail::const_i(1, dtype), shape, {});
-  while (any(lax::gt(log_prod, neg_lam))) {
-    std::vector<Keys> ks = detail::split_n(key, 2);
-    key = ks[0];
-    k = lax::select(lax::gt(log_prod, neg_lam), lax::add(k, one), k);
-    Array u = detail::uniform_keys(ks[1], shape, f, const_f(0.0, f), const_f(1.0, f));
-    log_prod = lax::add(log_prod, lax::log(u));
-  }
-  return lax::sub(k, one);
+// Runs `body` while any element of cond(carry) holds: eagerly when every carry value is
+// concrete and nothing is being traced, else as one lax::while_loop (same values).
+template <class Cond, class Body>
+Carry loop_while_any(Cond cond, Body body, Carry init) {
+  bool eager = tr::current_trace() == nullptr;
+  for (const Array& x : init) eager = eager && x.is_concrete();
+  if (!eager)
+    return lax::while_loop([&](const Carry& s) { return any_lane(cond(s)); }, body, init);
+  while (any(cond(init))) init = body(init);
+  return init;
 }
 
-Array poisson_rejection(Keys key, const Array& lam, const Shape& shape, DType dtype) {
+// _poisson_knuth: carry (key0, key1, k, log_prod) over the whole shape, one key.
+Array poisson_knuth(const Keys& key, const Array& lam, const Shape& shape, DType dtype) {
+  const DType f = DType::Float32;
+  Array neg_lam = lax::neg(lam);
+  Array one = lax::broadcast_in_dim(detail::const_i(1, dtype), shape, {});
+  auto running = [&](const Carry& s) { return lax::gt(s[3], neg_lam); };
+  auto body = [&](const Carry& s) {
+    std::vector<Keys> ks = detail::split_n(Keys{s[0], s[1]}, 2);
+    Array k = lax::select(running(s), lax::add(s[2], one), s[2]);
+    Array u = detail::uniform_keys(ks[1], shape, f, const_f(0.0, f), const_f(1.0, f));
+    return Carry{ks[0].k0, ks[0].k1, k, lax::add(s[3], lax::log(u))};
+  };
+  Carry out = loop_while_any(running, body,
+                             Carry{key.k0, key.k1,
+                                   lax::broadcast_in_dim(detail::const_i(0, dtype), shape, {}),
+                                   full(0.0, f, shape)});
+  return lax::sub(out[2], one);
+}
+
+// _poisson_rejection (transformed rejection, Hormann 1993): carry (key0, key1, k_out,
+// accepted).
+Array poisson_rejection(const Keys& key, const Array& lam, const Shape& shape, DType dtype) {
   const DType f = DType::Float32;
   auto c = [&](double v) { return full(v, f, shape); };
   Array log_lam = lax::log(lam);
@@ -266,28 +363,28 @@ Array poisson_rejection(Keys key, const Array& lam, const Shape& shape, DType dt
   Array a = lax::add(c(-0.059), lax::mul(c(0.02483), b));
   Array inv_alpha = lax::add(c(1.1239), lax::div(c(1.1328), lax::sub(b, c(3.4))));
   Array v_r = lax::sub(c(0.9277), lax::div(c(3.6224), lax::sub(b, c(2.0))));
-  Array k_out = c(-1.0);
-  Array accepted = lax::broadcast_in_dim(Array(false), shape, {});
-  while (any(lax::bitwise_not(accepted))) {
-    std::vector<Keys> ks = detail::split_n(key, 3);
-    key = ks[0];
+  auto pending = [](const Carry& s) { return lax::bitwise_not(s[3]); };
+  auto body = [&](const Carry& s) {
+    std::vector<Keys> ks = detail::split_n(Keys{s[0], s[1]}, 3);
     Array u = lax::sub(detail::uniform_keys(ks[1], shape, f, const_f(0.0, f), const_f(1.0, f)),
                        c(0.5));
     Array v = detail::uniform_keys(ks[2], shape, f, const_f(0.0, f), const_f(1.0, f));
     Array us = lax::sub(c(0.5), lax::abs(u));
     Array k = lax::floor(lax::add(
         lax::add(lax::mul(lax::add(lax::div(lax::mul(c(2.0), a), us), b), u), lam), c(0.43)));
-    Array s = lax::log(lax::div(lax::mul(v, inv_alpha), lax::add(lax::div(a, lax::mul(us, us)), b)));
+    Array s_ = lax::log(lax::div(lax::mul(v, inv_alpha), lax::add(lax::div(a, lax::mul(us, us)), b)));
     Array t = lax::sub(lax::add(lax::neg(lam), lax::mul(k, log_lam)), lax::lgamma(lax::add(k, c(1.0))));
     Array accept1 = lax::bitwise_and(lax::ge(us, c(0.07)), lax::le(v, v_r));
     Array reject = lax::bitwise_or(lax::lt(k, c(0.0)),
                                    lax::bitwise_and(lax::lt(us, c(0.013)), lax::gt(v, us)));
-    Array accept2 = lax::le(s, t);
+    Array accept2 = lax::le(s_, t);
     Array accept = lax::bitwise_or(accept1, lax::bitwise_and(lax::bitwise_not(reject), accept2));
-    k_out = lax::select(accept, k, k_out);
-    accepted = lax::bitwise_or(accepted, accept);
-  }
-  return lax::convert_element_type(k_out, dtype);
+    return Carry{ks[0].k0, ks[0].k1, lax::select(accept, k, s[2]), lax::bitwise_or(s[3], accept)};
+  };
+  Carry out = loop_while_any(pending, body,
+                             Carry{key.k0, key.k1, c(-1.0),
+                                   lax::broadcast_in_dim(Array(false), shape, {})});
+  return lax::convert_element_type(out[2], dtype);
 }
 
 }  // namespace
