@@ -153,6 +153,29 @@ void run_typed(const void* a, const int64_t* as, const void* b, const int64_t* b
       const T* pa = A + off[0];
       const T* pb = B + off[1];
       R* po = O + o;
+      if constexpr ((op == BinaryOp::Pow || op == BinaryOp::Atan2) && std::is_floating_point_v<T>) {
+        // libm's vector variants: whole 64-byte vectors only, the remainder on a padded
+        // copy, so that an element's bits do not depend on its position (unary.cpp's block).
+        if (st[0] <= 1 && st[1] <= 1) {
+          constexpr int64_t W = 64 / int64_t(sizeof(T));
+          const int64_t body = n - n % W, sa = st[0], sb = st[1];
+#pragma omp simd
+          for (int64_t i = 0; i < body; ++i) po[i] = elem<op, T, C, R>(pa[i * sa], pb[i * sb]);
+          if (body < n) {
+            T xa[W], xb[W];
+            R r[W];
+            for (int64_t i = 0; i < W; ++i) {
+              int64_t k = body + i < n ? body + i : body;
+              xa[i] = pa[k * sa];
+              xb[i] = pb[k * sb];
+            }
+#pragma omp simd
+            for (int64_t i = 0; i < W; ++i) r[i] = elem<op, T, C, R>(xa[i], xb[i]);
+            for (int64_t i = 0; body + i < n; ++i) po[body + i] = r[i];
+          }
+          return;
+        }
+      }
       if (st[0] == 1 && st[1] == 1) {
 #pragma omp simd
         for (int64_t i = 0; i < n; ++i) po[i] = elem<op, T, C, R>(pa[i], pb[i]);

@@ -212,6 +212,25 @@ inline void block(const C* x, R* o, int64_t n, int64_t p) {
       default:
         for (int64_t i = 0; i < n; ++i) o[i] = integer_pow<C>(x[i], p);
     }
+  } else if constexpr (std::is_floating_point_v<C> && op != UnaryOp::Erf && op != UnaryOp::Erfc) {
+    // Whole 64-byte vectors only. GCC's epilogue for the remainder would call the scalar
+    // (or a narrower) libm variant, which rounds some inputs differently, so an element's
+    // bits would depend on where it sits in the array (eager vs jit vs vmap layouts). The
+    // remainder runs through the same full-width loop on a padded copy. (erf/erfc keep the
+    // scalar remainder for now: truncated_normal's bounds are rank 0 and its known answers
+    // match scalar erff; the real fix is XLA's own erf, see docs/random_numerics.md.)
+    constexpr int64_t W = 64 / int64_t(sizeof(C));
+    const int64_t body = n - n % W;
+#pragma omp simd
+    for (int64_t i = 0; i < body; ++i) o[i] = R(apply<op, C>(x[i], p));
+    if (body < n) {
+      C xs[W];
+      R os[W];
+      for (int64_t i = 0; i < W; ++i) xs[i] = body + i < n ? x[body + i] : C(1);
+#pragma omp simd
+      for (int64_t i = 0; i < W; ++i) os[i] = R(apply<op, C>(xs[i], p));
+      for (int64_t i = 0; body + i < n; ++i) o[body + i] = os[i];
+    }
   } else {
 #pragma omp simd
     for (int64_t i = 0; i < n; ++i) o[i] = R(apply<op, C>(x[i], p));
