@@ -224,8 +224,8 @@ auto linearize(F f, const Args&... args) {
 }
 
 // Jacobians of f: Array -> Array w.r.t. its first argument; shape out.shape + in.shape.
-// jacfwd pushes one basis tangent per input element, jacrev pulls one basis cotangent per
-// output element (through one linearization).
+// Both linearize f once; jacfwd vmaps the linear map over the input's standard basis,
+// jacrev vmaps its transpose over the output's.
 Array jacfwd_flat(const std::function<Array(const Array&)>& f, const Array& x);
 Array jacrev_flat(const std::function<Array(const Array&)>& f, const Array& x);
 template <class F>

@@ -5,6 +5,7 @@
 #include "jx/transforms.h"
 #include "ops/common.h"
 #include "transforms/ad.h"
+#include "transforms/batching.h"
 #include "transforms/bind.h"
 #include "transforms/staging.h"
 
@@ -70,49 +71,41 @@ Array stop_gradient(const Array& x) { return bind1(ops::Prim::StopGradient, {x})
 
 namespace {
 
-// e_i for i in [0, n), reshaped to `shape`.
-Array basis(int64_t i, const Shape& shape, DType dtype) {
-  std::vector<double> v(static_cast<size_t>(shape.numel()), 0.0);
-  v[size_t(i)] = 1.0;
-  Array flat = detail::empty_array(shape, DType::Float64, false);
-  std::copy(v.begin(), v.end(), detail::data<double>(flat));
-  return lax::convert_element_type(flat, dtype, false);
+// The standard basis of arrays shaped like `shape`, stacked: [n, shape...] with n =
+// numel(shape) (JAX's _std_basis).
+Array std_basis(const Shape& shape, DType dtype) {
+  const int64_t n = shape.numel();
+  Shape stacked = shape;
+  stacked.insert(0, n);
+  Array eye = lax::eq(lax::broadcasted_iota(DType::Int32, {n, n}, 0),
+                      lax::broadcasted_iota(DType::Int32, {n, n}, 1));
+  return lax::reshape(lax::convert_element_type(eye, dtype, false), stacked);
 }
 
-Array stack_jacobian(const std::vector<Array>& cols, const Shape& lead, const Shape& trail,
-                     bool cols_are_inputs) {
-  // cols[k] has shape `lead` (jacfwd: outputs for input k) or `trail` (jacrev: input grads
-  // for output k); the Jacobian is out.shape + in.shape.
-  Shape piece = cols_are_inputs ? lead : trail;
-  std::vector<Array> parts;
-  for (const Array& c : cols) {
-    Shape s = piece;
-    s.insert(cols_are_inputs ? s.size() : 0, 1);
-    parts.push_back(lax::reshape(c, s));
-  }
-  Shape full = lead;
-  for (auto d : trail) full.push_back(d);
-  if (parts.empty()) return lax::broadcast_in_dim(lax::convert_element_type(Array(0), DType::Float32, false), full, {});
-  Array j = lax::concatenate(parts, cols_are_inputs ? int64_t(piece.size()) : 0);
-  return lax::reshape(j, full);
+// Moves the leading axis of `a` (the basis index) behind the others.
+Array leading_axis_last(const Array& a) {
+  std::vector<int64_t> perm;
+  for (int64_t d = 1; d < a.ndim(); ++d) perm.push_back(d);
+  perm.push_back(0);
+  return lax::transpose(a, perm);
 }
 
 }  // namespace
 
+// As JAX: one linearization, then the linear map vmapped over the standard basis
+// (jacfwd pushes every input basis vector at once, jacrev pulls every output one).
 Array jacfwd_flat(const std::function<Array(const Array&)>& f, const Array& x) {
   ad::check_differentiable_inputs("jacfwd", {x});
   ad::FlatFn flat = [&](const std::vector<Array>& xs) { return std::vector<Array>{f(xs[0])}; };
-  // One linearization, then one forward (J . e_k) per input element.
   ad::LinearFn lin = ad::linearize_flat(flat, {x});
-  Shape out_shape = lin.primals_out()[0].shape();
-  std::vector<Array> cols;
-  for (int64_t k = 0; k < x.size(); ++k)
-    cols.push_back(lin.apply({basis(k, x.shape(), x.dtype())})[0]);
-  Shape in_flat{x.size()};
-  Array j = stack_jacobian(cols, out_shape, in_flat, true);
-  Shape full = out_shape;
+  Shape full = lin.primals_out()[0].shape();
   for (auto d : x.shape()) full.push_back(d);
-  return lax::reshape(j, full);
+  if (x.size() == 0 || lin.primals_out()[0].size() == 0)
+    return lax::broadcast_in_dim(lax::convert_element_type(Array(0), lin.primals_out()[0].dtype(), false),
+                                 full, {});
+  Array cols = tr::vmap_flat([&](const std::vector<Array>& t) { return lin.apply(t); }, {std_basis(x.shape(), x.dtype())},
+                             {0}, [](size_t n) { return std::vector<int>(n, 0); })[0];
+  return lax::reshape(leading_axis_last(cols), full);  // [out..., in...]
 }
 
 Array jacrev_flat(const std::function<Array(const Array&)>& f, const Array& x) {
@@ -120,14 +113,14 @@ Array jacrev_flat(const std::function<Array(const Array&)>& f, const Array& x) {
   ad::FlatFn flat = [&](const std::vector<Array>& xs) { return std::vector<Array>{f(xs[0])}; };
   ad::LinearFn lin = ad::linearize_flat(flat, {x});
   const Array& out = lin.primals_out()[0];
-  std::vector<Array> rows;
-  for (int64_t k = 0; k < out.size(); ++k)
-    rows.push_back(lin.transpose({basis(k, out.shape(), out.dtype())})[0]);
-  Shape out_flat{out.size()};
-  Array j = stack_jacobian(rows, out_flat, x.shape(), false);
   Shape full = out.shape();
   for (auto d : x.shape()) full.push_back(d);
-  return lax::reshape(j, full);
+  if (out.size() == 0 || x.size() == 0)
+    return lax::broadcast_in_dim(lax::convert_element_type(Array(0), x.dtype(), false), full, {});
+  // [out..., in...] directly: the basis index is the output element, leading.
+  Array rows = tr::vmap_flat([&](const std::vector<Array>& c) { return lin.transpose(c); }, {std_basis(out.shape(), out.dtype())},
+                             {0}, [](size_t n) { return std::vector<int>(n, 0); })[0];
+  return lax::reshape(rows, full);
 }
 
 struct ClosedJaxpr::Impl {

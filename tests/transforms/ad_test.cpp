@@ -92,6 +92,30 @@ TEST(Jacobians, FwdRevHessian) {
   EXPECT_EQ(h.to_vector<double>(), (std::vector<double>{6.0, 0.0, 0.0, 12.0}));
 }
 
+TEST(Jacobians, MatrixShapesAgreeWithTheHandDerivedJacobian) {
+  // f(W) = W v for W [2,3], v [3]: d f_i / d W_jk = [i == j] v_k, shape [2, 2, 3].
+  Array v = jnp::array<double>({1.0, -2.0, 0.5});
+  auto f = [&](const Array& w) { return jnp::matmul(w, v); };
+  Array w = jnp::arange(6.0).reshape({2, 3}).astype(jx::DType::Float64);
+  Array jf = jx::jacfwd(f)(w), jr = jx::jacrev(f)(w);
+  ASSERT_EQ(jf.shape(), (jx::Shape{2, 2, 3}));
+  ASSERT_EQ(jr.shape(), (jx::Shape{2, 2, 3}));
+  std::vector<double> want;
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 2; ++j)
+      for (double vk : {1.0, -2.0, 0.5}) want.push_back(i == j ? vk : 0.0);
+  EXPECT_EQ(jf.to_vector<double>(), want);
+  EXPECT_EQ(jr.to_vector<double>(), want);
+  // A scalar function of a matrix: the Jacobian has the input's shape (the gradient).
+  auto s = [](const Array& a) { return jnp::sum(jnp::sin(a)); };
+  jx::testing::expect_close(jx::jacrev(s)(w), jnp::cos(w), 1e-15, 0, "jacrev of a scalar");
+  jx::testing::expect_close(jx::jacfwd(s)(w), jnp::cos(w), 1e-15, 0, "jacfwd of a scalar");
+  // Size 0 input.
+  auto e = [](const Array& a) { return jnp::sin(a); };
+  EXPECT_EQ(jx::jacfwd(e)(jnp::zeros({0, 2}, jx::DType::Float64)).shape(), (jx::Shape{0, 2, 0, 2}));
+  EXPECT_EQ(jx::jacrev(e)(jnp::zeros({0, 2}, jx::DType::Float64)).shape(), (jx::Shape{0, 2, 0, 2}));
+}
+
 TEST(StopGradient, CutsTheDerivative) {
   auto f = [](const Array& x) { return x * jx::stop_gradient(x); };
   EXPECT_FLOAT_EQ(jx::grad(f)(f32(3.0f)).item<float>(), 3.0f);
