@@ -29,6 +29,16 @@ using ops::Aval;
 // costs a few microseconds, more than the loop itself.
 constexpr int64_t kParallelMin = int64_t(1) << 16;
 
+// Simd loops run whole blocks of kLanes elements (64 bytes of float32), as the eager
+// kernels do (backend/cpu/unary.cpp's block): GCC's epilogue for a loop's remainder calls
+// the scalar libm, which rounds some inputs differently from the vector variant, so an
+// element's bits would depend on where it sits. The remainder runs through the same
+// full-width code on padded copies ("lanes" blocks below).
+constexpr int64_t kLanes = 16;
+// Elements per parallel chunk of a flat loop: a multiple of kLanes, so that no thread's
+// share ends in a partial vector.
+constexpr int64_t kChunk = 8192;
+
 int64_t numel(const Shape& s) {
   int64_t n = 1;
   for (int64_t d : s) n *= d;
@@ -147,8 +157,9 @@ ReductionCode reduction_code(Prim p, DType t, const std::string& acc, const std:
 
 class KernelWriter {
  public:
-  KernelWriter(const ir::Jaxpr& j, const FusionPlan& plan, const FusedStep& st)
-      : j_(j), plan_(plan), st_(st) {
+  KernelWriter(const ir::Jaxpr& j, const FusionPlan& plan, const FusedStep& st,
+               std::string prefix = "")
+      : j_(j), plan_(plan), st_(st), prefix_(std::move(prefix)) {
     for (int i : st.eqns)
       for (int v : j.eqns[size_t(i)].outputs) producer_[v] = i;
     for (size_t k = 0; k < st.inputs.size(); ++k) in_slot_[st.inputs[k]] = int(k);
@@ -177,18 +188,20 @@ class KernelWriter {
       if (flat_failed_) {
         mode_ = Mode::Nested;
         scopes_.clear();
-        prologue_ = Scope{};
+        prologue_ = Prologue{};
         prologue_stores_.clear();
         body = nested();
       }
     }
     // The prologue's stores come after all its reads: a donated one-element input may
     // share its buffer with a one-element output.
-    return head + indent_block(prologue_.code + prologue_stores_, "  ") + body + "}\n";
+    return head + indent_block(prologue_code() + prologue_stores_, "  ") + body + "}\n";
   }
 
  private:
-  enum class Mode { Flat, Nested, Rows };
+  // Lanes: values of kLanes consecutive elements (by flat index) computed from padded
+  // copies of their inputs, for the remainder of a simd loop (lanes_block).
+  enum class Mode { Flat, Nested, Rows, Lanes };
   struct Scope {
     std::string code;
     std::map<std::string, std::string> memo;
@@ -198,16 +211,28 @@ class KernelWriter {
   const ir::Jaxpr& j_;
   const FusionPlan& plan_;
   const FusedStep& st_;
+  const std::string prefix_;       // of every name this writer defines ("t" for lanes code)
   std::unordered_map<int, int> producer_;
   std::unordered_map<int, int> in_slot_;
   std::vector<int> nonunit_;
   Mode mode_ = Mode::Flat;
   bool flat_failed_ = false;
   std::vector<Scope> scopes_;
-  Scope prologue_;                 // loop-invariant values, before every loop
+  // Loop-invariant values, computed once before every loop -- but in a kLanes-wide simd
+  // loop with every lane alike, not as scalar code: a scalar libm call may round
+  // differently from the vector variant that the eager kernel of a 0-d array calls. The
+  // one-element reads are padded copies (so the compiler cannot hoist the calls out of
+  // the lane loop); every value is exported from lane 0 (prologue_code).
+  struct Prologue : Scope {
+    std::string decls, fills;
+    std::vector<std::pair<std::string, std::string>> names;  // (C type, name) of each value
+  };
+  Prologue prologue_;
   std::string prologue_stores_;    // one-element outputs computed in the prologue
   std::unordered_map<int, bool> invariant_memo_;
   int counter_ = 0;
+  // Lanes mode: declarations and fills of the padded copies read by the lane loop.
+  std::string pad_decls_, pad_fills_;
   static constexpr int kPrologue = -1;  // scope index of the prologue
 
   const Shape& shape_of(int v) const { return j_.avals[size_t(v)].shape; }
@@ -248,7 +273,7 @@ class KernelWriter {
       flat_failed_ = true;
       return "0";
     }
-    int owner = 0;
+    int owner = 0;  // Lanes: every index is decomposed from the flat one, per element
     if (mode_ == Mode::Nested && d == nonunit_.back()) owner = 1;
     if (mode_ == Mode::Rows && is_reduced(d)) owner = 1;
     JX_CHECK(owner < int(scopes_.size()), "index of dim ", d, " used outside its loop");
@@ -286,12 +311,28 @@ class KernelWriter {
   Scope& scope_at(int scope) { return scope == kPrologue ? prologue_ : scopes_[size_t(scope)]; }
   std::string define(int scope, DType t, const std::string& prefix, const std::string& key,
                      const std::string& expr) {
-    std::string name = str(prefix, counter_++);
+    std::string name = str(prefix_, prefix, counter_++);
     const std::string T = ctype(t);
     Scope& sc = scope_at(scope);
     sc.code += str("const ", T, " ", name, " = static_cast<", T, ">(", expr, ");\n");
+    if (scope == kPrologue) prologue_.names.emplace_back(T, name);
     sc.memo[key] = name;
     return name;
+  }
+
+  std::string prologue_code() const {
+    if (prologue_.names.empty()) return "";
+    std::string s = prologue_.decls, exports, finals;
+    for (const auto& [T, name] : prologue_.names) {
+      s += str(T, " ", name, "_lanes[", kLanes, "];\n");
+      exports += str(name, "_lanes[l] = ", name, ";\n");
+      finals += str("const ", T, " ", name, " = ", name, "_lanes[0];\n");
+    }
+    if (!prologue_.fills.empty())
+      s += str("for (int64_t l = 0; l < ", kLanes, "LL; ++l) {\n", indent_block(prologue_.fills, "  "), "}\n");
+    s += str("#pragma omp simd\nfor (int64_t l = 0; l < ", kLanes, "LL; ++l) {\n",
+             indent_block(prologue_.code + exports, "  "), "}\n");
+    return s + finals;
   }
 
   // ---- values ----
@@ -302,7 +343,10 @@ class KernelWriter {
       const std::string key = str("x", var, "[0]");
       std::string hit = lookup(key);
       if (!hit.empty()) return hit;
-      return define(kPrologue, dtype_of(var), "x", key, str("in", it->second, "[0]"));
+      const std::string T = ctype(dtype_of(var)), pad = str(prefix_, "xpad", counter_++);
+      prologue_.decls += str(T, " ", pad, "[", kLanes, "];\n");
+      prologue_.fills += str(pad, "[l] = in", it->second, "[0];\n");
+      return define(kPrologue, dtype_of(var), "x", key, str(pad, "[l]"));
     }
     const int scope = scope_for(m);
     // Index variables of the scope: offsets are computed there.
@@ -312,6 +356,7 @@ class KernelWriter {
     std::string key = str("x", var, "[", off, "]");
     std::string hit = lookup(key);
     if (!hit.empty()) return hit;
+    if (mode_ == Mode::Lanes) return lane_pad(dtype_of(var), key, str("in", it->second, "[", off, "]"));
     return define(scope, dtype_of(var), "x", key, str("in", it->second, "[", off, "]"));
   }
   static Map operand_map(const Shape& operand, const Map& out) {
@@ -358,6 +403,9 @@ class KernelWriter {
     const int scope = invariant(var) ? kPrologue : scope_for(P);
     if (e.prim == Prim::Iota) {
       int d = P[size_t(e.params.i("dimension"))];
+      // In a lane loop the index is filled in with the padded reads: an int64 division in
+      // the loop would keep GCC from vectorizing it.
+      if (mode_ == Mode::Lanes && scope != kPrologue && d >= 0) return lane_pad(dtype_of(var), key, idx(d));
       return define(scope, dtype_of(var), "v", key, d >= 0 ? idx(d) : "0");
     }
     std::vector<std::string> args;
@@ -427,12 +475,23 @@ class KernelWriter {
     for (size_t k = 0; k < st_.outputs.size(); ++k) stores += store(int(k), st_.outputs[k]);
     // Everything hoisted (only one-element outputs): no loop, and no thread fork for it.
     if (scopes_[0].code.empty() && stores.empty()) return "";
-    const int64_t n = numel(st_.domain);
-    std::string s = n >= kParallelMin ? "  #pragma omp parallel for simd schedule(static)\n"
-                                      : "  #pragma omp simd\n";
-    s += str("  for (int64_t i = 0; i < ", n, "LL; ++i) {\n");
-    s += indent_block(scopes_[0].code + stores, "    ");
-    return s + "  }\n";
+    const int64_t n = numel(st_.domain), body = n - n % kLanes;
+    const std::string code = scopes_[0].code + stores;
+    std::string s;
+    if (body >= kParallelMin) {
+      s += "  #pragma omp parallel for schedule(static)\n";
+      s += str("  for (int64_t jx_c = 0; jx_c < ", body, "LL; jx_c += ", kChunk, "LL) {\n");
+      s += str("    const int64_t jx_e = jx_c + ", kChunk, "LL < ", body, "LL ? jx_c + ", kChunk,
+               "LL : ", body, "LL;\n");
+      s += "    #pragma omp simd\n    for (int64_t i = jx_c; i < jx_e; ++i) {\n";
+      s += indent_block(code, "      ") + "    }\n  }\n";
+    } else if (body > 0) {
+      s += "  #pragma omp simd\n";
+      s += str("  for (int64_t i = 0; i < ", body, "LL; ++i) {\n");
+      s += indent_block(code, "    ") + "  }\n";
+    }
+    if (body < n) s += indent_block(remainder(str(body, "LL"), str(n - body, "LL")), "  ");
+    return s;
   }
 
   std::string nested() {
@@ -444,16 +503,87 @@ class KernelWriter {
     std::vector<int> outer(nonunit_.begin(), nonunit_.end() - 1);
     int64_t n_outer = 1;
     for (int d : outer) n_outer *= st_.domain[size_t(d)];
-    const int64_t n_inner = st_.domain[size_t(inner)];
+    const int64_t n_inner = st_.domain[size_t(inner)], body = n_inner - n_inner % kLanes;
+    if (body == 0) return lanes_kernel();  // rows shorter than a vector
     std::string s;
     if (n_outer * n_inner >= kParallelMin && n_outer > 1) s += "  #pragma omp parallel for schedule(static)\n";
     s += str("  for (int64_t o = 0; o < ", n_outer, "LL; ++o) {\n");
     s += decompose(outer, scopes_[0].used_dims, "o", "    ");
     s += indent_block(scopes_[0].code, "    ");
     s += "    #pragma omp simd\n";
-    s += str("    for (int64_t i", inner, " = 0; i", inner, " < ", n_inner, "LL; ++i", inner, ") {\n");
+    s += str("    for (int64_t i", inner, " = 0; i", inner, " < ", body, "LL; ++i", inner, ") {\n");
     s += indent_block(scopes_[1].code + stores, "      ");
-    return s + "    }\n  }\n";
+    s += "    }\n";
+    if (body < n_inner)
+      s += indent_block(remainder(str("o * ", n_inner, "LL + ", body, "LL"), str(n_inner - body, "LL")), "    ");
+    return s + "  }\n";
+  }
+
+  // ---- lanes: remainders through the full-width loop ----
+  // The elements [base, base + count) (flat indices, count <= kLanes) of every output,
+  // computed by a separate writer in Lanes mode; its loop-invariant values join our
+  // prologue (before the prologue's stores).
+  std::string remainder(const std::string& base, const std::string& count) {
+    KernelWriter lanes(j_, plan_, st_, prefix_ + "t");
+    std::string block = lanes.lanes_block(base, count);
+    prologue_.code += lanes.prologue_.code;
+    prologue_.decls += lanes.prologue_.decls;
+    prologue_.fills += lanes.prologue_.fills;
+    for (auto& n : lanes.prologue_.names) prologue_.names.push_back(n);
+    return block;
+  }
+
+  // A whole kernel as lanes blocks: for rows too short for a simd loop of their own.
+  std::string lanes_kernel() {
+    const int64_t n = numel(st_.domain);
+    std::string s;
+    if (n >= kParallelMin) s += "  #pragma omp parallel for schedule(static)\n";
+    s += str("  for (int64_t jx_b = 0; jx_b < ", n, "LL; jx_b += ", kLanes, "LL) {\n");
+    const std::string count = str("(", n, "LL - jx_b < ", kLanes, "LL ? ", n, "LL - jx_b : ", kLanes, "LL)");
+    s += indent_block(remainder("jx_b", count), "    ");
+    return s + "  }\n";
+  }
+
+  // A padded copy of one read (or index) of every lane, filled before the lane loop.
+  std::string lane_pad(DType t, const std::string& key, const std::string& expr) {
+    const std::string T = ctype(t), pad = str(prefix_, "pad", counter_++);
+    pad_decls_ += str(T, " ", pad, "[", kLanes, "];\n");
+    pad_fills_ += str(pad, "[l] = static_cast<", T, ">(", expr, ");\n");
+    return define(0, t, "x", key, str(pad, "[l]"));
+  }
+
+  // Lanes padded past `count` repeat element `base`, so every read is in bounds and the
+  // simd loop is whole; only the first `count` results are copied out. The copies are
+  // read before anything is written, so a donated input may share an output's buffer.
+  std::string lanes_block(const std::string& base, const std::string& count) {
+    mode_ = Mode::Lanes;
+    scopes_.assign(1, Scope{});
+    std::string out_decls, lane_stores, copies;
+    for (size_t k = 0; k < st_.outputs.size(); ++k) {
+      const int var = st_.outputs[k];
+      const bool scalar = numel(shape_of(var)) == 1;
+      if (scalar && invariant(var)) continue;  // written by the main writer's prologue
+      const std::string v = value(var), pad = str(prefix_, "out", k);
+      out_decls += str(ctype(dtype_of(var)), " ", pad, "[", kLanes, "];\n");
+      lane_stores += str(pad, "[l] = ", v, ";\n");
+      copies += scalar ? str("if (jx_f == 0) out", k, "[0] = ", pad, "[l];\n")
+                       : str("out", k, "[", offset(shape_of(var), plan_.placement[size_t(var)]), "] = ", pad, "[l];\n");
+    }
+    const std::set<int>& used = scopes_[0].used_dims;
+    std::string s = str("{\n  const int64_t jx_base = ", base, ", jx_count = ", count, ";\n");
+    s += indent_block(pad_decls_ + out_decls, "  ");
+    if (!pad_fills_.empty()) {
+      s += str("  for (int64_t l = 0; l < ", kLanes, "LL; ++l) {\n");
+      s += "    const int64_t jx_f = jx_base + (l < jx_count ? l : 0);\n";
+      s += decompose(nonunit_, used, "jx_f", "    ");
+      s += indent_block(pad_fills_, "    ") + "  }\n";
+    }
+    s += str("  #pragma omp simd\n  for (int64_t l = 0; l < ", kLanes, "LL; ++l) {\n");
+    s += indent_block(scopes_[0].code + lane_stores, "    ") + "  }\n";
+    s += "  for (int64_t l = 0; l < jx_count; ++l) {\n    const int64_t jx_f = jx_base + l;\n";
+    s += decompose(nonunit_, used, "jx_f", "    ");
+    s += indent_block(copies, "    ") + "  }\n}\n";
+    return s;
   }
 
   // Phase of each reduction: 1 + the latest phase it depends on, so that independent

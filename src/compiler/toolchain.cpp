@@ -174,7 +174,10 @@ ToolchainConfig toolchain_config() {
   ToolchainConfig c;
   c.cxx_asked = env_or("JX_CXX", "c++");
   c.cxx = resolve_program(c.cxx_asked);
-  c.flags = env_or("JX_CXXFLAGS", "-O3 -march=native -fopenmp -fPIC -shared -ffp-contract=off -fno-math-errno");
+  // JX_JIT_MARCH is the -march jx itself was built with (CMake's JX_MARCH): generated code
+  // must call the same libm vector variants as the eager kernels.
+  c.flags = env_or("JX_CXXFLAGS", std::string("-O3 ") + JX_JIT_MARCH +
+                                      " -fopenmp -fPIC -shared -ffp-contract=off -fno-math-errno");
   const char* home = std::getenv("HOME");
   c.cache_dir = env_or("JX_CACHE_DIR", std::string(home && *home ? home : "/tmp") + "/.cache/jx");
   c.dump_dir = env_or("JX_DUMP_DIR", "");

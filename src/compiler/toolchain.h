@@ -5,9 +5,10 @@
 // (or threads) building the same library at once both end with a complete file.
 //
 // Environment: JX_CXX (compiler; default `c++` on PATH), JX_CXXFLAGS (default
-// `-O3 -march=native -fopenmp -fPIC -shared -ffp-contract=off`: no multiply-add
-// contraction, so that a*b+c rounds twice as in the eager kernels; libmvec and libm are
-// always linked), JX_CACHE_DIR (default ~/.cache/jx),
+// `-O3 -march=<jx's own> -fopenmp -fPIC -shared -ffp-contract=off -fno-math-errno`: the
+// -march jx was built with (CMake's JX_MARCH), so generated code calls the same libmvec
+// variants as the eager kernels; no multiply-add contraction, so that a*b+c rounds twice
+// as in the eager kernels; libmvec and libm are always linked), JX_CACHE_DIR (default ~/.cache/jx),
 // JX_DUMP_DIR (also write the generated source there). All are read at each build, so a
 // program (or a test) may change them between builds.
 #pragma once

@@ -40,18 +40,22 @@ TEST(Codegen, SourceIncludesNoJxHeader) {
 TEST(Codegen, FlatLoopsAreSimdAndLargeOnesParallel) {
   std::string small = source_of([](const Arrays& a) -> Arrays { return {lax::exp(a[0])}; },
                                 {aval(DType::Float32, {1000})});
-  EXPECT_NE(small.find("#pragma omp simd\n  for (int64_t i = 0; i < 1000LL; ++i)"), std::string::npos) << small;
+  // Whole 16-lane blocks; the last 8 elements in a padded block (see below).
+  EXPECT_NE(small.find("#pragma omp simd\n  for (int64_t i = 0; i < 992LL; ++i)"), std::string::npos) << small;
   EXPECT_EQ(small.find("parallel"), std::string::npos);
   std::string big = source_of([](const Arrays& a) -> Arrays { return {lax::exp(a[0])}; },
                               {aval(DType::Float32, {1 << 20})});
-  EXPECT_NE(big.find("#pragma omp parallel for simd schedule(static)"), std::string::npos) << big;
+  EXPECT_NE(big.find("#pragma omp parallel for schedule(static)\n  for (int64_t jx_c = 0; jx_c < 1048576LL; jx_c += 8192LL)"),
+            std::string::npos) << big;
+  EXPECT_NE(big.find("#pragma omp simd\n    for (int64_t i = jx_c; i < jx_e; ++i)"), std::string::npos) << big;
 }
 
 TEST(Codegen, BroadcastReadsUseRowAndColumnIndices) {
   std::string src = source_of([](const Arrays& a) -> Arrays { return {lax::add(a[0], a[1])}; },
-                              {aval(DType::Float32, {6, 1}), aval(DType::Float32, {1, 9})});
+                              {aval(DType::Float32, {6, 1}), aval(DType::Float32, {1, 20})});
   EXPECT_NE(src.find("for (int64_t o = 0; o < 6LL; ++o)"), std::string::npos) << src;
-  EXPECT_NE(src.find("for (int64_t i1 = 0; i1 < 9LL; ++i1)"), std::string::npos) << src;
+  EXPECT_NE(src.find("for (int64_t i1 = 0; i1 < 16LL; ++i1)"), std::string::npos) << src;
+  EXPECT_NE(src.find("jx_base = o * 20LL + 16LL, jx_count = 4LL"), std::string::npos) << src;
   EXPECT_NE(src.find("in0[i0]"), std::string::npos) << src;
   EXPECT_NE(src.find("in1[i1]"), std::string::npos) << src;
 }
@@ -200,3 +204,73 @@ TEST(Codegen, RandomProgramsMatchTheInterpreter) {
 }
 
 }  // namespace
+
+// ---- remainders: jit equals eager bit for bit on transcendentals ----
+
+// Every remainder length of a 16-lane loop (n = 1..40 covers body 0, 16 and 32), flat and
+// with broadcast rows (short rows and a row tail), float32 and float64: the compiled
+// kernel must call the same vector libm variants as the eager kernels for every element,
+// so the results are identical, not merely close.
+Array splat_like(const Array& x, float v) {
+  return lax::broadcast_in_dim(lax::convert_element_type(Array(v), x.dtype()), x.shape(), {});
+}
+
+TEST(Codegen, TranscendentalsEqualEagerAtEveryRemainder) {
+  for (DType t : {DType::Float32, DType::Float64}) {
+    std::vector<ops::Aval> in;
+    for (int64_t n = 1; n <= 40; ++n) in.push_back(aval(t, {n}));
+    for (int64_t c = 1; c <= 40; ++c) {
+      in.push_back(aval(t, {3, c}));
+      in.push_back(aval(t, {c}));
+    }
+    auto f = [](const Arrays& a) -> Arrays {
+      Arrays outs;
+      for (size_t k = 0; k < 40; ++k) {
+        const Array& x = a[k];
+        Array pos = lax::add(lax::abs(x), splat_like(x, 0.25f));
+        outs.push_back(lax::exp(x));
+        outs.push_back(lax::log(pos));
+        outs.push_back(lax::tanh(lax::sin(x)));
+        outs.push_back(lax::add(lax::log1p(pos), lax::expm1(x)));
+        outs.push_back(lax::pow(pos, x));
+        outs.push_back(lax::atan2(x, pos));
+      }
+      for (size_t k = 0; k < 40; ++k) {
+        const Array& x = a[40 + 2 * k];
+        const Array& y = a[41 + 2 * k];
+        Array yb = lax::broadcast_in_dim(y, x.shape(), {1});
+        outs.push_back(lax::exp(lax::add(x, yb)));
+        outs.push_back(lax::log(lax::add(lax::abs(x), lax::abs(lax::add(yb, splat_like(yb, 0.5f))))));
+        // An iota and a bool output beside the transcendental.
+        Array io = lax::convert_element_type(lax::broadcasted_iota(DType::Int32, x.shape(), 1), x.dtype());
+        outs.push_back(lax::cos(lax::mul(x, io)));
+        outs.push_back(lax::gt(lax::exp(x), yb));
+      }
+      return outs;
+    };
+    ir::Jaxpr j = trace_closed(f, in);
+    Arrays args;
+    for (size_t i = 0; i < in.size(); ++i) args.push_back(input(in[i].dtype, in[i].shape, int(i)));
+    auto exe = compiler::compile(j, {.name = "remainders", .donate = {}});
+    Arrays got = exe->run(args), want = ir::eval_jaxpr(j, args);
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); ++i)
+      EXPECT_TRUE(close_values({got[i]}, {want[i]}, 0))
+          << dtype_name(t) << " output " << i << " of shape " << got[i].repr();
+  }
+}
+
+TEST(Codegen, LoopsRunWholeVectorsAndPadTheRemainder) {
+  auto exp1 = [](const Arrays& a) -> Arrays { return {lax::exp(a[0])}; };
+  std::string src = source_of(exp1, {aval(DType::Float32, {1000})});
+  EXPECT_NE(src.find("for (int64_t i = 0; i < 992LL; ++i)"), std::string::npos) << src;
+  EXPECT_NE(src.find("jx_base = 992LL, jx_count = 8LL"), std::string::npos) << src;
+  std::string whole = source_of(exp1, {aval(DType::Float32, {1024})});
+  EXPECT_EQ(whole.find("jx_base"), std::string::npos) << whole;
+  // Rows of 3: the whole kernel in padded 16-lane blocks.
+  auto add_rows = [](const Arrays& a) -> Arrays {
+    return {lax::exp(lax::add(a[0], lax::broadcast_in_dim(a[1], {100, 3}, {1})))};
+  };
+  std::string rows = source_of(add_rows, {aval(DType::Float32, {100, 3}), aval(DType::Float32, {3})});
+  EXPECT_NE(rows.find("for (int64_t jx_b = 0; jx_b < 300LL; jx_b += 16LL)"), std::string::npos) << rows;
+}

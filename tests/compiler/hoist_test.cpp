@@ -22,13 +22,16 @@ std::string source_of(const ir::Jaxpr& j) {
   return compiler::generate_source(j, compiler::fuse(j), "hoist_test");
 }
 
-// The text of kernel k's body before its first loop, and from the first loop on.
+// The text of kernel k's body before its first loop, and from the first loop on. The
+// prologue is itself a 16-lane loop whose values are taken from lane 0 (`v_lanes[0]`):
+// it counts as before the loops.
 std::pair<std::string, std::string> split_at_loop(const std::string& src, int k) {
   size_t start = src.find(str("void jx_kernel_", k, "("));
   EXPECT_NE(start, std::string::npos) << src;
   size_t end = src.find("void jx_kernel_", start + 1);
   std::string body = src.substr(start, end == std::string::npos ? std::string::npos : end - start);
-  size_t loop = body.find("for (");
+  size_t lane0 = body.rfind("_lanes[0];");
+  size_t loop = body.find("for (", lane0 == std::string::npos ? 0 : lane0);
   if (loop == std::string::npos) return {body, ""};
   return {body.substr(0, loop), body.substr(loop)};
 }
