@@ -32,6 +32,18 @@ inline constexpr NewAxis newaxis{};
 struct Ellipsis {};
 inline constexpr Ellipsis ellipsis{};
 
+// A shape argument that may be absent (JAX's shape=None): jx::none, std::nullopt, {} or
+// omitted mean "absent"; a Shape or a brace list {64, 128} gives one. So every function
+// that takes a shape takes {...}: jr::bernoulli(key, 0.5, {64, 128}).
+struct OptionalShape : std::optional<Shape> {
+  OptionalShape() = default;
+  OptionalShape(std::nullopt_t) {}
+  OptionalShape(None) {}
+  OptionalShape(Shape s) : std::optional<Shape>(std::move(s)) {}
+  OptionalShape(std::initializer_list<int64_t> dims) : std::optional<Shape>(Shape(dims)) {}
+  OptionalShape(const std::vector<int64_t>& dims) : std::optional<Shape>(Shape(dims)) {}
+};
+
 // Python's slice(start, stop, step); an absent bound is jx::none.
 struct Slice {
   std::optional<int64_t> start, stop, step;
@@ -111,9 +123,29 @@ struct Axes {
   Axes(std::vector<int64_t> a) : axes(std::move(a)) {}
 };
 
+namespace detail {
+template <class T>
+inline constexpr bool always_false_v = false;
+}
+
 class Array {
  public:
   Array();
+  Array(const Array&) = default;
+  Array(Array&&) noexcept = default;
+  Array& operator=(const Array&) & = default;
+  Array& operator=(Array&&) & noexcept = default;
+  ~Array() = default;
+  // x(0, jx::slice()) = v and tree.array()(...) = v would assign to a temporary copy and
+  // change nothing, as JAX's x[0] = v cannot: arrays are immutable.
+  template <class T>
+  Array& operator=(T&&) && {
+    static_assert(detail::always_false_v<T>,
+                  "jx::Array is immutable: assigning to an index result x(...) (or to any "
+                  "temporary Array) changes nothing. Write x = x.at(...).set(value) to get a "
+                  "new array with the update.");
+    return *this;
+  }
   // A C++ arithmetic scalar becomes a weakly typed 0-d array (int32 or float32), as a
   // Python scalar does in JAX; bool becomes a (strong) bool scalar.
   template <class T, std::enable_if_t<std::is_arithmetic_v<T>, int> = 0>
@@ -127,7 +159,7 @@ class Array {
   int64_t shape(int axis) const;  // negative axes count from the end
   int ndim() const;
   int64_t size() const;
-  DType dtype() const;
+  DTypeObject dtype() const;  // converts to DType; x.dtype().name() == "float32"
   bool weak_type() const;
   size_t itemsize() const { return jx::itemsize(dtype()); }
   size_t nbytes() const { return size_t(size()) * itemsize(); }
@@ -179,6 +211,15 @@ class Array {
   template <class... I>
   AtRef at(I&&... idx) const {
     return AtRef(*this, std::vector<IndexArg>{IndexArg(std::forward<I>(idx))...});
+  }
+
+  // JAX's x[i] is x(i) here; operator[] exists only to say so at compile time.
+  template <class I>
+  Array operator[](I&&) const {
+    static_assert(detail::always_false_v<I>,
+                  "jx::Array has no operator[]: index with x(0), x(jx::slice(1, 3)), "
+                  "x(jx::ellipsis, 0), as JAX's x[0], x[1:3], x[..., 0].");
+    return *this;
   }
 
   // Truth value of a one-element concrete array (throws for size != 1 or a tracer).

@@ -100,6 +100,23 @@ constexpr DType dtype_of() {
   else static_assert(sizeof(T) == 0, "jx: no dtype for this C++ type");
 }
 
+// What Array::dtype() returns: a DType (it converts to one, and compares and prints as
+// one) that also answers as a numpy.dtype does: x.dtype().name() is JAX's x.dtype.name.
+class DTypeObject {
+ public:
+  constexpr explicit DTypeObject(DType t) : t_(t) {}
+  constexpr operator DType() const { return t_; }
+  template <class I, std::enable_if_t<std::is_integral_v<I>, int> = 0>
+  constexpr explicit operator I() const {  // size_t(x.dtype()), as for the enum
+    return I(t_);
+  }
+  const char* name() const { return dtype_name(t_); }
+  size_t itemsize() const { return jx::itemsize(t_); }
+
+ private:
+  DType t_;
+};
+
 // ---- Promotion (JAX's lattice; see docs/dtypes.md) ----
 // A dtype plus JAX's weak-type flag: C++ arithmetic scalars are weak, as Python scalars
 // are in JAX, so `x * 2.0` keeps x's dtype.

@@ -4,10 +4,16 @@
 //   auto step = jx::jit(train_step, {.donate_argnums = {0}, .name = "step"});
 //   auto [params2, loss] = step(params, x, y);   // same call signature as train_step
 //
-// Arguments and results are pytrees. Array leaves are traced; every other leaf (bool, int,
-// enums, strings, floating scalars) is static: part of the cache key, so a changed static
-// value retraces (no static_argnums needed). The cache key is (the argument TreeDef with
-// its static values, each Array leaf's shape, dtype and weak type).
+// Arguments and results are pytrees. Array leaves are traced, and so is an argument that
+// is a C++ floating-point scalar: it becomes a weakly typed float32 scalar Array, as JAX
+// traces a Python float, so `step(params, x, lr)` with a learning rate that changes every
+// step compiles once (f must take that parameter as an Array; where f takes a `double`
+// there, the value stays static). Every other leaf (bool, integers, enums, strings, and
+// floating scalars inside containers or structs) is static: part of the cache key, so a
+// changed static value retraces (no static_argnums needed). jx::static_arg(v) makes an
+// argument static, jx::traced(v) makes a C++ number a traced weak scalar. The cache key is
+// (the argument TreeDef with its static values, each Array leaf's shape, dtype and weak
+// type).
 //
 // Semantics to know (as in JAX):
 // - f runs once per signature, on tracers: side effects in f (printing, counting) happen at
@@ -61,7 +67,48 @@ void clear_jit_cache();  // drops every entry
 void set_jit_cache_bytes(int64_t bytes);
 int64_t jit_cache_bytes();
 
+// jx::static_arg(v): v is passed to f as it is and is part of the cache key (JAX's
+// static_argnums for one argument), whatever its type.
+template <class T>
+struct StaticArg {
+  T value;
+};
+template <class T>
+StaticArg<std::decay_t<T>> static_arg(T&& v) {
+  return {std::forward<T>(v)};
+}
+// jx::traced(v): a C++ number as a traced weak scalar (int32 or float32), e.g. a step count
+// that should not recompile.
+template <class T, std::enable_if_t<std::is_arithmetic_v<T>, int> = 0>
+Array traced(T v) {
+  return Array(v);
+}
+
 namespace jit_detail {
+
+// What f receives for a call argument of type T, and how.
+template <class T>
+struct Arg {
+  using traced = T;  // with floating scalars traced
+  using plain = T;   // with every non-Array leaf static
+  static const T& trace(const T& v) { return v; }
+  static const T& plain_value(const T& v) { return v; }
+};
+template <class T>
+  requires std::is_floating_point_v<T>
+struct Arg<T> {
+  using traced = Array;
+  using plain = T;
+  static Array trace(T v) { return Array(v); }
+  static T plain_value(T v) { return v; }
+};
+template <class T>
+struct Arg<StaticArg<T>> {
+  using traced = T;
+  using plain = T;
+  static const T& trace(const StaticArg<T>& v) { return v.value; }
+  static const T& plain_value(const StaticArg<T>& v) { return v.value; }
+};
 
 class JitCore;
 
@@ -116,6 +163,16 @@ class Jitted {
 
   template <class... Args>
   auto operator()(const Args&... args) const {
+    using jit_detail::Arg;
+    if constexpr (std::is_invocable_v<const F&, const typename Arg<Args>::traced&...>)
+      return call(Arg<Args>::trace(args)...);
+    else
+      return call(Arg<Args>::plain_value(args)...);
+  }
+
+ private:
+  template <class... Args>
+  auto call(const Args&... args) const {
     using R = std::decay_t<std::invoke_result_t<const F&, const Args&...>>;
     if (jit_detail::disabled()) return R(f_(args...));
     using In = std::tuple<std::decay_t<Args>...>;
@@ -132,7 +189,6 @@ class Jitted {
     return tree::unflatten<R>(*out_def, std::move(outs));
   }
 
- private:
   F f_;
   std::shared_ptr<jit_detail::JitCore> core_;
 };

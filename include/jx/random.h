@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -42,9 +43,22 @@ Array key_data(const Array& keys);
 // `num` new keys: uint32[num, 2]; split(key, {a, b}) gives uint32[a, b, 2].
 Array split(const Array& key, int64_t num = 2);
 Array split(const Array& key, const Shape& shape);
-// For structured bindings: auto [k1, k2] = split<2>(key).
+// N keys as a std::array that also assigns to std::tie, so both spellings of JAX's
+// `key, subkey = random.split(key)` work:
+//   auto [k1, k2] = jr::split<2>(key);
+//   std::tie(key, subkey) = jr::split<2>(key);
 template <size_t N>
-std::array<Array, N> split(const Array& key);
+struct SplitKeys : std::array<Array, N> {
+  template <size_t... I>
+  static auto refs(std::array<Array, N>& a, std::index_sequence<I...>) {
+    return std::tuple<decltype((void(I), std::declval<Array&>()))...>(a[I]...);
+  }
+  operator decltype(refs(std::declval<std::array<Array, N>&>(), std::make_index_sequence<N>{}))() {
+    return refs(*this, std::make_index_sequence<N>{});
+  }
+};
+template <size_t N>
+SplitKeys<N> split(const Array& key);
 // A new key from a key and 32-bit data (wraps to uint32); independent of the
 // partitionable flag. data must be a scalar.
 Array fold_in(const Array& key, const Array& data);
@@ -70,7 +84,7 @@ Array normal(const Array& key, const Shape& shape = {}, DType dtype = DType::Flo
 // Standard normal truncated to the open interval (lower, upper). Default shape: the
 // broadcast of lower and upper.
 Array truncated_normal(const Array& key, const Array& lower, const Array& upper,
-                       std::optional<Shape> shape = std::nullopt, DType dtype = DType::Float32);
+                       OptionalShape shape = std::nullopt, DType dtype = DType::Float32);
 // mode: "low" (default) or "high" (twice the bits, for tiny probabilities).
 Array gumbel(const Array& key, const Shape& shape = {}, DType dtype = DType::Float32,
              const std::string& mode = "low");
@@ -78,27 +92,27 @@ Array exponential(const Array& key, const Shape& shape = {}, DType dtype = DType
 Array laplace(const Array& key, const Shape& shape = {}, DType dtype = DType::Float32);
 Array logistic(const Array& key, const Shape& shape = {}, DType dtype = DType::Float32);
 Array cauchy(const Array& key, const Shape& shape = {}, DType dtype = DType::Float32);
-Array pareto(const Array& key, const Array& b, std::optional<Shape> shape = std::nullopt,
+Array pareto(const Array& key, const Array& b, OptionalShape shape = std::nullopt,
              DType dtype = DType::Float32);
 Array weibull_min(const Array& key, const Array& scale, const Array& concentration,
                   const Shape& shape = {}, DType dtype = DType::Float32);
 Array maxwell(const Array& key, const Shape& shape = {}, DType dtype = DType::Float32);
 // Gamma(a, 1) by Marsaglia-Tsang, as JAX (each element from its own split key).
-Array gamma(const Array& key, const Array& a, std::optional<Shape> shape = std::nullopt,
+Array gamma(const Array& key, const Array& a, OptionalShape shape = std::nullopt,
             DType dtype = DType::Float32);
-Array loggamma(const Array& key, const Array& a, std::optional<Shape> shape = std::nullopt,
+Array loggamma(const Array& key, const Array& a, OptionalShape shape = std::nullopt,
                DType dtype = DType::Float32);
 Array beta(const Array& key, const Array& a, const Array& b,
-           std::optional<Shape> shape = std::nullopt, DType dtype = DType::Float32);
+           OptionalShape shape = std::nullopt, DType dtype = DType::Float32);
 // alpha: (..., k); result shape + (k,).
-Array dirichlet(const Array& key, const Array& alpha, std::optional<Shape> shape = std::nullopt,
+Array dirichlet(const Array& key, const Array& alpha, OptionalShape shape = std::nullopt,
                 DType dtype = DType::Float32);
-Array chisquare(const Array& key, const Array& df, std::optional<Shape> shape = std::nullopt,
+Array chisquare(const Array& key, const Array& df, OptionalShape shape = std::nullopt,
                 DType dtype = DType::Float32);
 Array t(const Array& key, const Array& df, const Shape& shape = {}, DType dtype = DType::Float32);
 // mean (..., n), cov (..., n, n); method "cholesky" (default), "svd" or "eigh".
 Array multivariate_normal(const Array& key, const Array& mean, const Array& cov,
-                          std::optional<Shape> shape = std::nullopt,
+                          OptionalShape shape = std::nullopt,
                           std::optional<DType> dtype = std::nullopt,
                           const std::string& method = "cholesky");
 // Haar-distributed (semi-)orthogonal matrices: shape + (n, m), m defaults to n.
@@ -108,19 +122,19 @@ Array orthogonal(const Array& key, int64_t n, const Shape& shape = {},
 // ---- discrete samplers ----
 
 // bool; p must be floating (a C++ double is weak: float32). Default shape: p's.
-Array bernoulli(const Array& key, const Array& p = 0.5, std::optional<Shape> shape = std::nullopt,
+Array bernoulli(const Array& key, const Array& p = 0.5, OptionalShape shape = std::nullopt,
                 const std::string& mode = "low");
 // [minval, maxval), clipped into dtype's range as JAX does.
 Array randint(const Array& key, const Shape& shape, const Array& minval, const Array& maxval,
               DType dtype = DType::Int32);
 // +1 / -1 with equal probability.
 Array rademacher(const Array& key, const Shape& shape = {}, DType dtype = DType::Int32);
-Array poisson(const Array& key, const Array& lam, std::optional<Shape> shape = std::nullopt,
+Array poisson(const Array& key, const Array& lam, OptionalShape shape = std::nullopt,
               DType dtype = DType::Int32);
 // Indices drawn from softmax(logits) along `axis` (Gumbel-max); without replacement by
 // Gumbel top-k, where shape's leading dims count the draws.
 Array categorical(const Array& key, const Array& logits, int64_t axis = -1,
-                  std::optional<Shape> shape = std::nullopt, bool replace = true,
+                  OptionalShape shape = std::nullopt, bool replace = true,
                   const std::string& mode = "low");
 
 // ---- permutations ----
@@ -142,11 +156,18 @@ namespace detail {
 std::vector<Array> split_list(const Array& key, int64_t n);
 }
 template <size_t N>
-std::array<Array, N> split(const Array& key) {
+SplitKeys<N> split(const Array& key) {
   std::vector<Array> ks = detail::split_list(key, int64_t(N));
-  std::array<Array, N> out;
+  SplitKeys<N> out;
   for (size_t i = 0; i < N; ++i) out[i] = std::move(ks[i]);
   return out;
 }
 
 }  // namespace jx::random
+
+template <size_t N>
+struct std::tuple_size<jx::random::SplitKeys<N>> : std::integral_constant<size_t, N> {};
+template <size_t I, size_t N>
+struct std::tuple_element<I, jx::random::SplitKeys<N>> {
+  using type = jx::Array;
+};

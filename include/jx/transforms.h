@@ -64,30 +64,54 @@ std::tuple<Args...> replace_args(const std::tuple<Args...>& args, const Diff& di
   return out;
 }
 
+// Whether f's result carries auxiliary data: std::pair<Array, Aux> or std::tuple<Array, Aux>
+// (JAX's `return loss, aux`). The type decides; there is no flag to get out of step with it.
 template <class R>
 struct AuxSplit {
+  using Value = R;
   static constexpr bool has_aux = false;
+  static constexpr bool valid = std::is_convertible_v<R, Array>;
 };
 template <class A, class B>
 struct AuxSplit<std::pair<A, B>> {
+  using Value = A;
   static constexpr bool has_aux = true;
+  static constexpr bool valid = std::is_convertible_v<A, Array>;
   using Aux = B;
+  static const A& value(const std::pair<A, B>& r) { return r.first; }
+  static const B& aux(const std::pair<A, B>& r) { return r.second; }
+};
+template <class A, class B>
+struct AuxSplit<std::tuple<A, B>> {
+  using Value = A;
+  static constexpr bool has_aux = true;
+  static constexpr bool valid = std::is_convertible_v<A, Array>;
+  using Aux = B;
+  static const A& value(const std::tuple<A, B>& r) { return std::get<0>(r); }
+  static const B& aux(const std::tuple<A, B>& r) { return std::get<1>(r); }
 };
 
 }  // namespace ad
 
-struct GradOptions {
-  // f returns std::pair<Array, Aux>: only the first is differentiated; Aux comes back as is.
-  bool has_aux = false;
-};
+// jx::has_aux, as the second argument of grad / value_and_grad, states what f's return type
+// already says (JAX's has_aux=True); it only adds a compile-time check that f returns
+// (value, aux).
+struct HasAux {};
+inline constexpr HasAux has_aux{};
 
 // value_and_grad<I...>(f): (f(args...), gradient w.r.t. args I...), as JAX's
 // value_and_grad(f, argnums=(I...)). One index gives one gradient (same type as that
-// argument); several give a std::tuple. With has_aux, the value is std::pair(value, aux).
+// argument); several give a std::tuple. When f returns (value, aux) -- a std::pair or a
+// two-element std::tuple -- only value is differentiated and the result is the flat triple
+// (value, aux, grads), so that JAX's `(loss, aux), grads = ...` is one line:
+//   auto [loss, aux, grads] = jx::value_and_grad(loss_fn)(params, x);
 template <size_t... Is, class F>
-auto value_and_grad(F f, GradOptions opts = {}) {
+auto value_and_grad(F f) {
   static_assert(sizeof...(Is) <= 16);
-  return [f, opts](const auto&... args) {
+  return [f](const auto&... args) {
+    static_assert(((Is < sizeof...(args)) && ...),
+                  "jx::grad<I...> / value_and_grad<I...>: an argnum I is not less than the "
+                  "number of arguments f is called with");
     constexpr bool single = sizeof...(Is) <= 1;
     auto all = std::tuple<std::decay_t<decltype(args)>...>(args...);
     auto diff = [&] {
@@ -98,11 +122,10 @@ auto value_and_grad(F f, GradOptions opts = {}) {
     auto [leaves, def] = tree::flatten(diff);
     ad::check_differentiable_inputs("grad", leaves);
     using R = std::decay_t<decltype(f(args...))>;
+    static_assert(ad::AuxSplit<R>::valid,
+                  "jx::grad / value_and_grad: f must return a scalar Array, or (value, aux) as "
+                  "std::pair<Array, Aux> or std::tuple<Array, Aux> (JAX's has_aux)");
     constexpr bool aux = ad::AuxSplit<R>::has_aux;
-    if (aux != opts.has_aux)
-      throw ValueError(aux ? "[grad] f returns a pair; pass {.has_aux = true} to treat the second "
-                             "element as auxiliary data"
-                           : "[grad] has_aux=true needs f to return std::pair<Array, Aux>");
     tree::TreeDef aux_def;
     ad::FlatFn flat = [&](const std::vector<Array>& xs) {
       Diff d = tree::unflatten<Diff>(def, xs);
@@ -113,8 +136,8 @@ auto value_and_grad(F f, GradOptions opts = {}) {
       R r = std::apply(f, replaced);
       std::vector<Array> outs;
       if constexpr (aux) {
-        outs.push_back(Array(r.first));
-        auto [al, ad_] = tree::flatten(r.second);
+        outs.push_back(Array(ad::AuxSplit<R>::value(r)));
+        auto [al, ad_] = tree::flatten(ad::AuxSplit<R>::aux(r));
         aux_def = ad_;
         outs.insert(outs.end(), al.begin(), al.end());
       } else {
@@ -136,20 +159,45 @@ auto value_and_grad(F f, GradOptions opts = {}) {
       using Aux = typename ad::AuxSplit<R>::Aux;
       std::vector<Array> aux_leaves(outs.begin() + 1, outs.end());
       Aux a = tree::unflatten<Aux>(aux_def, aux_leaves);
-      return std::make_pair(std::make_pair(outs[0], std::move(a)), std::move(grads));
+      return std::make_tuple(outs[0], std::move(a), std::move(grads));
     } else {
       return std::make_pair(outs[0], std::move(grads));
     }
   };
 }
 
-// grad<I...>(f): the gradient part of value_and_grad (with has_aux: (grad, aux)).
 template <size_t... Is, class F>
-auto grad(F f, GradOptions opts = {}) {
-  return [g = value_and_grad<Is...>(std::move(f), opts), opts](const auto&... args) {
-    auto [value, grads] = g(args...);
-    if constexpr (requires { value.second; }) return std::make_pair(std::move(grads), std::move(value.second));
-    else return grads;
+auto value_and_grad(F f, HasAux) {
+  auto g = value_and_grad<Is...>(std::move(f));
+  return [g](const auto&... args) {
+    using R = decltype(g(args...));
+    static_assert(std::tuple_size_v<R> == 3,
+                  "jx::value_and_grad(f, jx::has_aux): f must return (value, aux) as "
+                  "std::pair<Array, Aux> or std::tuple<Array, Aux>");
+    return g(args...);
+  };
+}
+
+// grad<I...>(f): the gradient part of value_and_grad; when f returns (value, aux), the
+// pair (grads, aux), as JAX's grad(f, has_aux=True).
+template <size_t... Is, class F>
+auto grad(F f) {
+  return [g = value_and_grad<Is...>(std::move(f))](const auto&... args) {
+    auto result = g(args...);
+    if constexpr (std::tuple_size_v<decltype(result)> == 3)
+      return std::make_pair(std::get<2>(std::move(result)), std::get<1>(std::move(result)));
+    else
+      return std::get<1>(std::move(result));
+  };
+}
+template <size_t... Is, class F>
+auto grad(F f, HasAux) {
+  auto g = grad<Is...>(std::move(f));
+  return [g](const auto&... args) {
+    static_assert(ad::AuxSplit<std::decay_t<decltype(std::declval<F&>()(args...))>>::has_aux,
+                  "jx::grad(f, jx::has_aux): f must return (value, aux) as std::pair<Array, "
+                  "Aux> or std::tuple<Array, Aux>");
+    return g(args...);
   };
 }
 
@@ -223,22 +271,127 @@ auto linearize(F f, const Args&... args) {
   return std::make_pair(std::move(t.out), std::move(f_jvp));
 }
 
-// Jacobians of f: Array -> Array w.r.t. its first argument; shape out.shape + in.shape.
-// Both linearize f once; jacfwd vmaps the linear map over the input's standard basis,
-// jacrev vmaps its transpose over the output's.
-Array jacfwd_flat(const std::function<Array(const Array&)>& f, const Array& x);
-Array jacrev_flat(const std::function<Array(const Array&)>& f, const Array& x);
-template <class F>
+namespace ad {
+// d out_i / d in_j for every output leaf i and input leaf j (shape out_i + in_j), from one
+// linearization: the linear map vmapped over the inputs' standard basis (forward) or its
+// transpose over the outputs' (reverse), as JAX's jacfwd / jacrev. Outputs from
+// `num_diff` on are carried along (aux data), not differentiated.
+struct Jacobian {
+  std::vector<Array> outs;
+  std::vector<std::vector<Array>> blocks;
+};
+// num_diff is read after f has run (f sets it while it is traced).
+Jacobian jacobian_flat(const char* op, const FlatFn& f, const std::vector<Array>& xs, bool forward,
+                       const size_t& num_diff);
+
+template <bool Forward, bool Aux, size_t... Is, class F>
+auto jacobian(F f) {
+  return [f](const auto&... args) {
+    const char* op = Forward ? "jacfwd" : "jacrev";
+    static_assert(((Is < sizeof...(args)) && ...),
+                  "jx::jacfwd<I...> / jacrev<I...> / hessian<I...>: an argnum I is not less "
+                  "than the number of arguments f is called with");
+    constexpr bool single = sizeof...(Is) <= 1;
+    auto all = std::tuple<std::decay_t<decltype(args)>...>(args...);
+    auto diff = [&] {
+      if constexpr (sizeof...(Is) == 0) return std::make_tuple(std::get<0>(all));
+      else return std::make_tuple(std::get<Is>(all)...);
+    }();
+    using Diff = decltype(diff);
+    auto [leaves, def] = tree::flatten(diff);
+    using R = std::decay_t<decltype(f(args...))>;
+    static_assert(!Aux || AuxSplit<R>::has_aux,
+                  "jx::jacfwd / jacrev / hessian with jx::has_aux: f must return (value, aux) as "
+                  "std::pair or a two-element std::tuple");
+    using V = std::conditional_t<Aux, typename AuxSplit<R>::Value, R>;
+    tree::TreeDef out_def, aux_def;
+    size_t num_diff = 0;
+    FlatFn flat = [&](const std::vector<Array>& xs) {
+      Diff d = tree::unflatten<Diff>(def, xs);
+      auto replaced = [&] {
+        if constexpr (sizeof...(Is) == 0) return replace_args<0>(all, d);
+        else return replace_args<Is...>(all, d);
+      }();
+      R r = std::apply(f, replaced);
+      std::vector<Array> outs;
+      if constexpr (Aux) {
+        std::tie(outs, out_def) = tree::flatten(V(AuxSplit<R>::value(r)));
+        num_diff = outs.size();
+        auto [al, ad_] = tree::flatten(AuxSplit<R>::aux(r));
+        aux_def = ad_;
+        outs.insert(outs.end(), al.begin(), al.end());
+      } else {
+        std::tie(outs, out_def) = tree::flatten(r);
+        num_diff = outs.size();
+      }
+      return outs;
+    };
+    Jacobian J = jacobian_flat(op, flat, leaves, Forward, num_diff);
+    auto result = [&] {
+      using First = std::tuple_element_t<0, Diff>;
+      if constexpr (std::is_same_v<V, Array>) {
+        // One output: the inputs' structure and types, each leaf its block.
+        Diff g = tree::unflatten<Diff>(def, J.blocks[0]);
+        if constexpr (single) return std::get<0>(std::move(g));
+        else return g;
+      } else if constexpr (single && std::is_same_v<First, Array>) {
+        // One Array input: the output's structure and type, each leaf its block.
+        std::vector<Array> col;
+        for (size_t i = 0; i < num_diff; ++i) col.push_back(J.blocks[i][0]);
+        return tree::unflatten<V>(out_def, col);
+      } else {
+        // Both pytrees: a jx::Tree of the output's structure whose leaves are trees of the
+        // inputs' structure (JAX's nesting).
+        std::vector<Tree> per_out;
+        for (size_t i = 0; i < num_diff; ++i) {
+          Tree t = def.unflatten(J.blocks[i]);
+          per_out.push_back(single ? t.children()[0] : t);
+        }
+        std::vector<Array> vals(J.outs.begin(), J.outs.begin() + std::ptrdiff_t(num_diff));
+        return tree::detail::replace_leaves(out_def.unflatten(vals), std::move(per_out));
+      }
+    }();
+    if constexpr (Aux) {
+      using A = typename AuxSplit<R>::Aux;
+      std::vector<Array> al(J.outs.begin() + std::ptrdiff_t(num_diff), J.outs.end());
+      return std::make_pair(std::move(result), tree::unflatten<A>(aux_def, al));
+    } else {
+      return result;
+    }
+  };
+}
+}  // namespace ad
+
+// jacfwd<I...>(f) / jacrev<I...>(f): JAX's jacfwd / jacrev with argnums=(I...) (default 0),
+// over pytree arguments and results. The Jacobian of an output leaf of shape S by an input
+// leaf of shape T has shape S + T. It comes back as the input's type when f returns one
+// Array (several argnums: a std::tuple), as f's result type when the input is one Array,
+// and otherwise as a jx::Tree of f's result structure whose leaves are trees of the
+// inputs'. With jx::has_aux, f returns (value, aux) and the result is (jacobian, aux).
+template <size_t... Is, class F>
 auto jacfwd(F f) {
-  return [f](const Array& x) { return jacfwd_flat([&](const Array& a) { return Array(f(a)); }, x); };
+  return ad::jacobian<true, false, Is...>(std::move(f));
 }
-template <class F>
+template <size_t... Is, class F>
+auto jacfwd(F f, HasAux) {
+  return ad::jacobian<true, true, Is...>(std::move(f));
+}
+template <size_t... Is, class F>
 auto jacrev(F f) {
-  return [f](const Array& x) { return jacrev_flat([&](const Array& a) { return Array(f(a)); }, x); };
+  return ad::jacobian<false, false, Is...>(std::move(f));
 }
-template <class F>
+template <size_t... Is, class F>
+auto jacrev(F f, HasAux) {
+  return ad::jacobian<false, true, Is...>(std::move(f));
+}
+// hessian<I...>(f) = jacfwd<I...>(jacrev<I...>(f)), as JAX.
+template <size_t... Is, class F>
 auto hessian(F f) {
-  return jacfwd(jacrev(std::move(f)));
+  return jacfwd<Is...>(jacrev<Is...>(std::move(f)));
+}
+template <size_t... Is, class F>
+auto hessian(F f, HasAux) {
+  return jacfwd<Is...>(jacrev<Is...>(std::move(f), has_aux), has_aux);
 }
 
 // stop_gradient(x): x, with a zero derivative.

@@ -30,6 +30,7 @@
 
 namespace jx {
 class Tree;
+class TreeSlot;
 }
 
 namespace jx::tree {
@@ -220,7 +221,7 @@ namespace jx {
 // order (as JAX dicts do), so unflattening gives sorted dicts.
 //
 //   jx::Tree params{{"Dense_0", {{"kernel", w}, {"bias", b}}}};
-//   Array k = params["Dense_0"]["kernel"];
+//   Array k = params["Dense_0"]["kernel"].array();
 //   params["Dense_1"]["bias"] = b2;       // non-const [] inserts, as std::map does
 //   jx::Tree layers = jx::Tree::list({w1, w2});
 class Tree {
@@ -252,15 +253,18 @@ class Tree {
   size_t size() const { return items_.size(); }
 
   const Array& array() const;  // throws ValueError unless a leaf
-  operator const Array&() const { return array(); }
+  // Explicit, so that a Tree cannot pass where an Array is meant (jacrev(f)(params) with f
+  // taking an Array would compile and fail at run time): write t["k"].array().
+  explicit operator const Array&() const { return array(); }
   const tree::StaticValue& static_value() const;
 
-  // Dict access. const: throws IndexError for a missing key. Non-const: inserts None for a
-  // missing key (turning a None tree into an empty dict first).
+  // Dict access. Reading a missing key throws IndexError naming the key and the keys that
+  // exist; it never inserts. On a non-const tree, [] gives a TreeSlot, through which
+  // assignment creates the key (and missing dicts on the way): params["Dense_1"]["bias"] = b.
   const Tree& operator[](std::string_view key) const { return at(key); }
-  Tree& operator[](std::string_view key);
+  TreeSlot operator[](std::string_view key);
   const Tree& operator[](const char* key) const { return at(key); }
-  Tree& operator[](const char* key) { return (*this)[std::string_view(key)]; }
+  TreeSlot operator[](const char* key);
   const Tree& at(std::string_view key) const;
   bool contains(std::string_view key) const;
   void insert(std::string key, Tree value);  // replaces an existing key in place
@@ -285,6 +289,11 @@ class Tree {
   // ---- for jx internals ----
   // Dict children's indices in sorted key order (the flattening order).
   const std::vector<uint32_t>& sorted_order() const { return sorted_; }
+  // A dict made from a JX_PYTREE struct (Tree::from, TreeDef::unflatten) remembers the
+  // struct, so that it flattens as the struct does: fields in declaration order, under the
+  // same TreeDef. Adding a key makes it a plain dict (sorted keys).
+  const tree::detail::StructInfo* struct_info() const { return struct_info_; }
+  void set_struct_info(const tree::detail::StructInfo* info) { struct_info_ = info; }
 
  private:
   const Tree& at_index(int64_t i) const;
@@ -295,8 +304,68 @@ class Tree {
   std::vector<std::string> keys_;  // dict keys, insertion order
   std::vector<uint32_t> sorted_;   // dict: indices into keys_ by sorted key
   tree::StaticValue static_;
+  const tree::detail::StructInfo* struct_info_ = nullptr;
 };
 std::ostream& operator<<(std::ostream& os, const Tree& t);
+
+// A place in a non-const Tree named by a path of dict keys, which need not exist yet (what
+// Tree::operator[] returns). Reading it -- as a Tree&, or through the forwarding members --
+// finds it or throws IndexError naming the first missing key and the keys beside it.
+// Assigning to it creates it. It refers into the tree: keep it no longer than the tree.
+// A slot is not a pytree; to pass a subtree to a transformation, pass a Tree:
+// `jx::Tree(params["Dense_0"])` or `std::as_const(params)["Dense_0"]`.
+class TreeSlot {
+ public:
+  Tree& get() const;
+  operator Tree&() const { return get(); }
+
+  // Creates or replaces the value (a = b copies b's value, it does not rebind a).
+  TreeSlot& operator=(Tree value);
+  TreeSlot& operator=(const TreeSlot& other) { return *this = Tree(other.get()); }
+  template <class T, std::enable_if_t<std::is_arithmetic_v<T>, int> = 0>
+  TreeSlot& operator=(T v) {
+    return *this = Tree(v);
+  }
+  TreeSlot& operator=(std::initializer_list<std::pair<std::string, Tree>> items) {
+    return *this = Tree(items);
+  }
+
+  TreeSlot operator[](std::string_view key) const;
+  TreeSlot operator[](const char* key) const { return (*this)[std::string_view(key)]; }
+  template <class I, std::enable_if_t<std::is_integral_v<I>, int> = 0>
+  Tree& operator[](I i) const {
+    return get()[i];
+  }
+
+  // Reads, as Tree's.
+  const Array& array() const { return get().array(); }
+  explicit operator const Array&() const { return get().array(); }
+  Tree::Kind kind() const { return get().kind(); }
+  bool is_none() const { return get().is_none(); }
+  bool is_leaf() const { return get().is_leaf(); }
+  bool is_list() const { return get().is_list(); }
+  bool is_dict() const { return get().is_dict(); }
+  bool is_static() const { return get().is_static(); }
+  size_t size() const { return get().size(); }
+  const tree::StaticValue& static_value() const { return get().static_value(); }
+  const std::vector<std::string>& keys() const { return get().keys(); }
+  const std::vector<Tree>& children() const { return get().children(); }
+  bool contains(std::string_view key) const { return get().contains(key); }
+  std::string str() const { return get().str(); }
+  // Writes that create the slot first (as an empty dict or list) when it is missing.
+  void insert(std::string key, Tree value) const;
+  void push_back(Tree value) const;
+  // The path from the tree, for messages: ['Dense_0']['kernel'].
+  std::string path_str() const;
+
+ private:
+  friend class Tree;
+  TreeSlot(Tree* root, std::vector<std::string> path) : root_(root), path_(std::move(path)) {}
+  Tree& create() const;  // walks the path, adding missing dicts and a None value
+  Tree* root_;
+  std::vector<std::string> path_;
+};
+std::ostream& operator<<(std::ostream& os, const TreeSlot& t);
 
 }  // namespace jx
 
@@ -386,19 +455,52 @@ bool all_equal_structure(const T& first, const Rest&... rest) {
   return ((structure(rest) == d) && ...);
 }
 
-// f applied to each leaf (or to corresponding leaves of several trees of the same structure);
-// the result has the first tree's C++ type and structure. f must return an Array (or
-// something convertible to one). Mismatched structures throw ValueError naming both.
+namespace detail {
+// A map result that is not an Array, as a jx::Tree: a pytree as its Tree, a Shape as a list
+// of ints, a string as a static value.
+template <class R>
+Tree to_tree(const R& r) {
+  if constexpr (std::is_same_v<R, Shape>) {
+    std::vector<Tree> dims;
+    for (int64_t d : r) dims.push_back(Tree::static_value(StaticValue::integer(d)));
+    return Tree::list(std::move(dims));
+  } else if constexpr (std::is_convertible_v<R, std::string>) {
+    return Tree::static_value(StaticValue::string(std::string(r)));
+  } else {
+    return Tree::from(r);
+  }
+}
+// `t` (the Tree of a TreeDef) with its leaves, in flattening order, replaced by `values`.
+Tree replace_leaves(const Tree& t, std::vector<Tree>&& values);
+}  // namespace detail
+
+// f applied to each leaf (or to corresponding leaves of several trees of the same structure).
+// When f returns an Array the result has the first tree's C++ type and structure; when it
+// returns anything else (tree::map(jnp::shape, params)) the result is a jx::Tree of the same
+// structure holding f's values (a Shape becomes a list of ints). Mismatched structures
+// throw ValueError naming both.
 template <class F, class T, class... Rest>
-std::decay_t<T> map(F&& f, const T& tree, const Rest&... rest) {
+auto map(F&& f, const T& tree, const Rest&... rest) {
   auto [lv, def] = flatten(tree);
   size_t k = 0;
   std::array<std::vector<Array>, sizeof...(Rest)> others{
       detail::flatten_matching("tree.map", def, rest, ++k)...};
   (void)k;
-  for (size_t i = 0; i < lv.size(); ++i)
-    lv[i] = detail::call_leaf(f, lv[i], others, i, std::index_sequence_for<Rest...>{});
-  return unflatten<std::decay_t<T>>(def, std::move(lv));
+  using R = std::decay_t<
+      std::invoke_result_t<F&, const Array&, std::conditional_t<true, const Array&, Rest>...>>;
+  if constexpr (std::is_convertible_v<R, Array>) {
+    for (size_t i = 0; i < lv.size(); ++i)
+      lv[i] = detail::call_leaf(f, lv[i], others, i, std::index_sequence_for<Rest...>{});
+    return unflatten<std::decay_t<T>>(def, std::move(lv));
+  } else {
+    std::vector<Tree> values;
+    values.reserve(lv.size());
+    for (size_t i = 0; i < lv.size(); ++i)
+      values.push_back([&]<size_t... I>(std::index_sequence<I...>) {
+        return detail::to_tree(R(f(lv[i], others[I][i]...)));
+      }(std::index_sequence_for<Rest...>{}));
+    return detail::replace_leaves(def.unflatten(lv), std::move(values));
+  }
 }
 
 // As map, with f(const KeyPath&, leaf, ...).

@@ -158,19 +158,40 @@ constexpr bool is_pytree() {
 }
 
 template <class T>
+inline constexpr bool always_false_v = false;
+
+// (The static_asserts sit in the else branch so that they are the only error: a call to
+// the undefined traits would add its own first.)
+template <class T>
 void flatten_node(const T& x, Builder& b) {
-  static_assert(PytreeTraits<T>::defined,
-                "jx::tree: this type is not a pytree. Leaves are jx::Array; containers are "
-                "std::tuple/pair/vector/array/optional, std::map<std::string, T> and jx::Tree; "
-                "static values are bool, integers, floating scalars, enums and std::string. "
-                "Register a struct with JX_PYTREE(Type, fields...) in its namespace.");
-  PytreeTraits<T>::flatten(x, b);
+  if constexpr (std::is_same_v<T, TreeSlot>)
+    static_assert(always_false_v<T>,
+                  "jx::tree: params[\"k\"] on a non-const jx::Tree is a TreeSlot (a place that "
+                  "may not exist yet), not a pytree; pass the subtree as a Tree: "
+                  "jx::Tree(params[\"k\"]) or std::as_const(params)[\"k\"]");
+  else if constexpr (PytreeTraits<T>::defined)
+    PytreeTraits<T>::flatten(x, b);
+  else
+    static_assert(always_false_v<T>,
+                  "jx::tree: this type is not a pytree. Leaves are jx::Array; containers are "
+                  "std::tuple/pair/vector/array/optional, std::map<std::string, T> and jx::Tree; "
+                  "static values are bool, integers, floating scalars, enums and std::string. "
+                  "Register a struct with JX_PYTREE(Type, fields...) in its namespace.");
 }
 
 template <class T>
 T unflatten_node(Reader& r) {
-  static_assert(PytreeTraits<T>::defined, "jx::tree: this type is not a pytree (see flatten)");
-  return PytreeTraits<T>::unflatten(r);
+  if constexpr (std::is_same_v<T, TreeSlot>)
+    static_assert(always_false_v<T>,
+                  "jx::tree: params[\"k\"] on a non-const jx::Tree is a TreeSlot (a place that "
+                  "may not exist yet), not a pytree; pass the subtree as a Tree: "
+                  "jx::Tree(params[\"k\"]) or std::as_const(params)[\"k\"]");
+  else if constexpr (PytreeTraits<T>::defined)
+    return PytreeTraits<T>::unflatten(r);
+  else
+    static_assert(always_false_v<T>,
+                  "jx::tree: this type is not a pytree (register a struct with "
+                  "JX_PYTREE(Type, fields...) in its namespace)");
 }
 
 // Per-thread buffers reused across flattens; `busy` guards against a nested flatten (from a

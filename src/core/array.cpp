@@ -96,6 +96,7 @@ Array Array::scalar_init(double v, bool is_bool, bool is_float, int64_t iv) {
   if (is_float) {
     Array a = detail::empty_array({}, DType::Float32, true);
     *detail::data<float>(a) = float(v);
+    a.impl()->cpp_value = v;
     return a;
   }
   if (iv < INT32_MIN || iv > INT32_MAX)
@@ -127,7 +128,7 @@ int64_t Array::shape(int axis) const {
 }
 int Array::ndim() const { return int(checked(*this, "ndim").shape.size()); }
 int64_t Array::size() const { return checked(*this, "size").shape.numel(); }
-DType Array::dtype() const { return checked(*this, "dtype").dtype; }
+DTypeObject Array::dtype() const { return DTypeObject(checked(*this, "dtype").dtype); }
 bool Array::weak_type() const { return checked(*this, "weak_type").weak; }
 bool Array::is_concrete() const { return bool(checked(*this, "is_concrete").buffer); }
 

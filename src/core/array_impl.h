@@ -1,6 +1,7 @@
 // What an Array handle points at. Internal to jx.
 #pragma once
 #include <memory>
+#include <optional>
 
 #include "core/allocator.h"
 #include "jx/array.h"
@@ -35,6 +36,10 @@ struct ArrayImpl {
   bool weak = false;
   std::shared_ptr<Buffer> buffer;  // concrete data (row-major, contiguous); null for tracers
   std::shared_ptr<Tracer> tracer;  // set while traced
+  // A weak 0-d array made from a C++ floating-point number keeps the number itself (its
+  // float32 data is rounded): a conversion to another dtype rounds once, from this value,
+  // so x_f64 * 0.3 multiplies by the double 0.3, as JAX does with a Python float.
+  std::optional<double> cpp_value;
 };
 
 // A fresh concrete array with uninitialized data.

@@ -1,7 +1,9 @@
 #include "ir/jaxpr.h"
 
 #include <algorithm>
+#include <map>
 #include <ostream>
+#include <set>
 #include <sstream>
 
 #include "core/array_impl.h"
@@ -56,86 +58,192 @@ std::string literal_str(const Array& a) {
   return os.str();
 }
 
-struct Printer {
-  const Jaxpr& j;
-  std::vector<std::string> names;
-  int next = 0;
-  std::vector<bool> used;
+// ---- printing, as JAX's pretty printer (jax/_src/core.py, jaxlib/_pretty_printer.cc) ----
+// A Wadler-style document: a group prints flat when its flat width fits in what is left of
+// the 80-column line, otherwise each of its own breaks becomes a newline at the current
+// nest indent (nested groups decide for themselves).
+struct Doc {
+  enum Kind { Text, Break, Nest, Group, Concat } kind = Concat;
+  std::string text;  // Text; a Break's flat text
+  int indent = 0;    // Nest
+  std::vector<Doc> kids;
+};
+Doc text(std::string s) { return Doc{Doc::Text, std::move(s), 0, {}}; }
+Doc brk(std::string flat) { return Doc{Doc::Break, std::move(flat), 0, {}}; }
+Doc nest(int n, std::vector<Doc> kids) { return Doc{Doc::Nest, "", n, std::move(kids)}; }
+Doc group(std::vector<Doc> kids) { return Doc{Doc::Group, "", 0, std::move(kids)}; }
+Doc concat(std::vector<Doc> kids) { return Doc{Doc::Concat, "", 0, std::move(kids)}; }
 
-  explicit Printer(const Jaxpr& jj) : j(jj), names(jj.avals.size()), used(jj.avals.size(), false) {
-    for (const Eqn& e : j.eqns)
-      for (const Atom& a : e.inputs)
-        if (a.is_var()) used[size_t(a.var)] = true;
-    for (const Atom& a : j.outvars)
-      if (a.is_var()) used[size_t(a.var)] = true;
-  }
-  std::string bind_name(int v) {
-    names[size_t(v)] = var_name(next++);
-    return names[size_t(v)] + ":" + type_str(j.avals[size_t(v)].dtype, j.avals[size_t(v)].shape);
-  }
-  std::string out_binder(int v) {
-    if (!used[size_t(v)]) return "_:" + type_str(j.avals[size_t(v)].dtype, j.avals[size_t(v)].shape);
-    return bind_name(v);
-  }
-  std::string atom(const Atom& a) { return a.is_var() ? names[size_t(a.var)] : literal_str(a.literal); }
+size_t flat_width(const Doc& d) {
+  if (d.kind == Doc::Text || d.kind == Doc::Break) return d.text.size();
+  size_t w = 0;
+  for (const Doc& k : d.kids) w += flat_width(k);
+  return w;
+}
 
-  std::string eqn_str(const Eqn& e) {
-    std::ostringstream os;
-    for (size_t i = 0; i < e.outputs.size(); ++i) os << (i ? " " : "") << out_binder(e.outputs[i]);
-    if (!e.outputs.empty()) os << " = ";  // JAX prints an effect with no outputs bare
-    os << ops::name(e.prim);
-    if (!e.params.empty()) {
-      std::vector<std::pair<std::string_view, std::string>> ps;
-      for (const auto& [k, v] : e.params.items()) {
-        ops::Params one;
-        one.set(k, v);
-        std::string s = one.str();
-        ps.emplace_back(k, s);
+void format(const Doc& d, int indent, bool flat, size_t& col, std::string& out) {
+  switch (d.kind) {
+    case Doc::Text: out += d.text; col += d.text.size(); return;
+    case Doc::Break:
+      if (flat) {
+        out += d.text;
+        col += d.text.size();
+      } else {
+        out += '\n';
+        out.append(size_t(indent), ' ');
+        col = size_t(indent);
       }
-      // JAX prints params sorted by name, except that a call's `name` comes first
-      // (pjit[name=f jaxpr={ ... }]).
-      std::sort(ps.begin(), ps.end(), [](const auto& a, const auto& b) {
-        bool an = a.first == "name", bn = b.first == "name";
-        return an != bn ? an : a < b;
-      });
-      os << "[";
-      for (size_t i = 0; i < ps.size(); ++i) os << (i ? " " : "") << ps[i].second;
-      os << "]";
+      return;
+    case Doc::Nest:
+      for (const Doc& k : d.kids) format(k, indent + d.indent, flat, col, out);
+      return;
+    case Doc::Group: {
+      const bool fits = flat || col + flat_width(d) <= 80;
+      for (const Doc& k : d.kids) format(k, indent, fits, col, out);
+      return;
     }
-    for (const Atom& a : e.inputs) os << " " << atom(a);
-    return os.str();
+    case Doc::Concat:
+      for (const Doc& k : d.kids) format(k, indent, flat, col, out);
+      return;
+  }
+}
+
+// Names are handed out in the order the document is built, from one counter for the whole
+// printout, so a sub-jaxpr's variables continue the outer ones (JaxprPpContext). A jit's
+// sub-jaxpr reuses the names of the values passed in and out (suggest_same_var_names).
+struct Printer {
+  int next = 0;
+  std::map<const Jaxpr*, std::vector<std::string>> names;
+  std::map<const Jaxpr*, std::map<int, std::string>> suggested;
+
+  std::string& name_of(const Jaxpr& j, int v) {
+    auto& n = names[&j];
+    if (n.empty()) n.resize(j.avals.size());
+    return n[size_t(v)];
+  }
+  std::string type_of(const Jaxpr& j, int v) {
+    return type_str(j.avals[size_t(v)].dtype, j.avals[size_t(v)].shape);
+  }
+  std::string bind(const Jaxpr& j, int v) {
+    auto& sug = suggested[&j];
+    auto it = sug.find(v);
+    name_of(j, v) = it != sug.end() ? it->second : var_name(next++);
+    return str(name_of(j, v), ":", type_of(j, v));
+  }
+  std::string atom(const Jaxpr& j, const Atom& a) {
+    return a.is_var() ? name_of(j, a.var) : literal_str(a.literal);
   }
 
-  std::string print() {
-    std::ostringstream head;
-    head << "{ lambda ";
-    for (size_t i = 0; i < j.constvars.size(); ++i) head << (i ? " " : "") << bind_name(j.constvars[i]);
-    head << "; ";
-    for (size_t i = 0; i < j.invars.size(); ++i) head << (i ? " " : "") << bind_name(j.invars[i]);
-    head << ". let";
-    std::vector<std::string> lines;
-    for (const Eqn& e : j.eqns) lines.push_back(eqn_str(e));
-    std::ostringstream outs;
-    outs << "(";
-    for (size_t i = 0; i < j.outvars.size(); ++i) outs << (i ? ", " : "") << atom(j.outvars[i]);
-    if (j.outvars.size() == 1) outs << ",";
-    outs << ")";
-    std::ostringstream one;
-    one << head.str();
-    for (size_t i = 0; i < lines.size(); ++i) one << (i ? "; " : " ") << lines[i];
-    one << " in " << outs.str() << " }";
-    if (one.str().size() <= 80) return one.str();
-    std::ostringstream multi;
-    multi << head.str() << "\n";
-    for (const auto& l : lines) multi << "    " << l << "\n";
-    multi << "  in " << outs.str() << " }";
-    return multi.str();
+  Doc jaxpr_doc(const Jaxpr& j, bool top) {
+    std::vector<bool> used(j.avals.size(), !top);  // only the top level prints `_`
+    if (top) {
+      for (const Eqn& e : j.eqns)
+        for (const Atom& a : e.inputs)
+          if (a.is_var()) used[size_t(a.var)] = true;
+      for (const Atom& a : j.outvars)
+        if (a.is_var()) used[size_t(a.var)] = true;
+    }
+    std::string head = "{ lambda ";
+    for (size_t i = 0; i < j.constvars.size(); ++i) head += str(i ? " " : "", bind(j, j.constvars[i]));
+    head += "; ";
+    for (size_t i = 0; i < j.invars.size(); ++i) head += str(i ? " " : "", bind(j, j.invars[i]));
+    head += ". let";
+    std::vector<Doc> eqns;
+    for (const Eqn& e : j.eqns) {
+      if (!eqns.empty()) eqns.push_back(brk("; "));
+      eqns.push_back(eqn_doc(j, e, used));
+    }
+    std::string outs = "(";
+    for (size_t i = 0; i < j.outvars.size(); ++i) outs += str(i ? ", " : "", atom(j, j.outvars[i]));
+    outs += j.outvars.size() == 1 ? ",)" : ")";
+    std::vector<Doc> body{brk(" ")};
+    body.push_back(concat(std::move(eqns)));
+    return concat({group({nest(2, {text(head), nest(2, std::move(body)), brk(" "), text(str("in ", outs))})}),
+                   text(" }")});
+  }
+
+  Doc eqn_doc(const Jaxpr& j, const Eqn& e, const std::vector<bool>& used) {
+    std::string lhs;
+    for (size_t i = 0; i < e.outputs.size(); ++i) {
+      const int v = e.outputs[i];
+      lhs += str(i ? " " : "", used[size_t(v)] ? bind(j, v) : str("_:", type_of(j, v)));
+    }
+    std::vector<Doc> parts;
+    parts.push_back(text(str(lhs, e.outputs.empty() ? "" : " = ", ops::name(e.prim))));
+    if (!e.params.empty()) parts.push_back(params_doc(j, e));
+    std::string ins;
+    for (const Atom& a : e.inputs) ins += str(" ", atom(j, a));
+    parts.push_back(text(ins));
+    return concat(std::move(parts));
+  }
+
+  Doc params_doc(const Jaxpr& j, const Eqn& e) {
+    // Sorted by name, except that a call's `name` comes first (pjit[name=f jaxpr={ ... }]).
+    std::vector<std::pair<std::string_view, const ops::ParamValue*>> ps;
+    for (const auto& [k, v] : e.params.items()) ps.emplace_back(k, &v);
+    std::sort(ps.begin(), ps.end(), [](const auto& a, const auto& b) {
+      bool an = a.first == "name", bn = b.first == "name";
+      return an != bn ? an : a.first < b.first;
+    });
+    std::vector<Doc> kvs{text("["), brk("")};
+    for (size_t i = 0; i < ps.size(); ++i) {
+      if (i) kvs.push_back(brk(" "));
+      kvs.push_back(param_doc(j, e, ps[i].first, *ps[i].second));
+    }
+    return group({nest(2, std::move(kvs)), brk(""), text("]")});
+  }
+
+  Doc param_doc(const Jaxpr& j, const Eqn& e, std::string_view key, const ops::ParamValue& v) {
+    const auto* obj = std::get_if<std::shared_ptr<const ops::ParamObject>>(&v);
+    const auto* sub = obj ? dynamic_cast<const JaxprsParam*>(obj->get()) : nullptr;
+    if (!sub) {
+      ops::Params one;
+      one.set(key, v);
+      return text(one.str());
+    }
+    const std::string k = str(key, "=");
+    if (sub->jaxprs.size() == 1) {
+      const Jaxpr& s = *sub->jaxprs[0];
+      if (e.prim == ops::Prim::Pjit) suggest_call_names(j, e, s);
+      return concat({text(k), jaxpr_doc(s, false)});
+    }
+    std::vector<Doc> items{text("("), brk("")};
+    for (size_t i = 0; i < sub->jaxprs.size(); ++i) {
+      if (i) items.push_back(brk(" "));
+      items.push_back(jaxpr_doc(*sub->jaxprs[i], false));
+    }
+    return concat({text(k), group({nest(2, std::move(items)), brk(""), text(")")})});
+  }
+
+  // A jit's body is printed with the caller's names for its inputs and outputs.
+  // A name is suggested once: a value passed twice gets a fresh name the second time.
+  void suggest_call_names(const Jaxpr& j, const Eqn& e, const Jaxpr& s) {
+    auto& sug = suggested[&s];
+    std::set<std::string> taken;
+    auto suggest = [&](int inner, const std::string& n) {
+      if (n.empty() || sug.count(inner) || !taken.insert(n).second) return;
+      sug[inner] = n;
+    };
+    const size_t skip = e.inputs.size() - std::min(e.inputs.size(), s.invars.size());
+    for (size_t i = 0; i < s.invars.size() && skip + i < e.inputs.size(); ++i) {
+      const Atom& a = e.inputs[skip + i];
+      if (a.is_var()) suggest(s.invars[i], name_of(j, a.var));
+    }
+    for (size_t i = 0; i < s.outvars.size() && i < e.outputs.size(); ++i)
+      if (s.outvars[i].is_var()) suggest(s.outvars[i].var, name_of(j, e.outputs[i]));
+  }
+
+  std::string print(const Jaxpr& j) {
+    std::string out;
+    size_t col = 0;
+    format(jaxpr_doc(j, true), 0, false, col, out);
+    return out;
   }
 };
 
 }  // namespace
 
-std::string to_string(const Jaxpr& j) { return Printer(j).print(); }
+std::string to_string(const Jaxpr& j) { return Printer().print(j); }
 std::ostream& operator<<(std::ostream& os, const Jaxpr& j) { return os << to_string(j); }
 
 void verify(const Jaxpr& j) {

@@ -102,7 +102,12 @@ std::vector<std::string> differences(const CacheKey& before, const CacheKey& now
   for (size_t i = 0; i < a.size(); ++i) {
     if (a[i].kind != tree::NodeKind::Static) continue;
     std::string x = before.def.node_str(i), y = now.def.node_str(i);
-    if (x != y) d.push_back(str("static argument ", now.def.node_path(i), ": ", x, " -> ", y));
+    if (x == y) continue;
+    d.push_back(str("static argument ", now.def.node_path(i), ": ", x, " -> ", y));
+    // A float is static only where f takes a C++ double (or inside a container).
+    if (a[i].skind == tree::detail::StaticKind::Float)
+      d.back() += " (a floating scalar is traced only as a top-level argument that f takes as "
+                  "an Array; take it as `const jx::Array&`, or pass jx::traced(v))";
   }
   std::vector<tree::KeyPath> paths = now.def.leaf_paths();
   for (size_t i = 0; i < now.avals.size(); ++i)

@@ -1,3 +1,4 @@
+#include "core/array_impl.h"
 #include "jx/lax.h"
 #include "transforms/bind.h"
 
@@ -10,7 +11,15 @@ Array convert_element_type(const Array& x, DType new_dtype, bool weak_type) {
   ops::Params params{{"new_dtype", new_dtype}, {"weak_type", weak_type}};
   // A concrete value is converted now even while tracing, as JAX folds conversions of
   // constants: promotion of `x * 2.0` must not stage a convert of the literal 2.0.
-  if (x.is_concrete()) return eval_primitive(Prim::ConvertElementType, {&x, 1}, params)[0];
+  if (x.is_concrete()) {
+    // A C++ double rounds once, to the new dtype (not to float32 first).
+    if (const auto& v = detail::impl_of(x).cpp_value) {
+      Array exact = detail::empty_array({}, DType::Float64, false);
+      *detail::data<double>(exact) = *v;
+      return eval_primitive(Prim::ConvertElementType, {&exact, 1}, params)[0];
+    }
+    return eval_primitive(Prim::ConvertElementType, {&x, 1}, params)[0];
+  }
   return bind1(Prim::ConvertElementType, {x}, params);
 }
 

@@ -83,6 +83,19 @@ Array scalar(double value, DType dtype) {
   return lax::convert_element_type(a, dtype, false);
 }
 
+namespace detail {
+Array integer_scalar(int64_t value, DType dtype) {
+  Array a = jx::detail::empty_array({}, DType::Int64, false);
+  *jx::detail::data<int64_t>(a) = value;
+  return lax::convert_element_type(a, dtype, false);
+}
+Array unsigned_scalar(uint64_t value, DType dtype) {
+  Array a = jx::detail::empty_array({}, DType::UInt64, false);
+  *jx::detail::data<uint64_t>(a) = value;
+  return lax::convert_element_type(a, dtype, false);
+}
+}  // namespace detail
+
 Array astype(const Array& x, DType dtype) { return lax::convert_element_type(x, dtype, false); }
 
 Array full(const Shape& shape, const Array& fill_value, std::optional<DType> dtype) {

@@ -136,7 +136,7 @@ Array pad_symmetric_or_reflect(const Array& x, const Pairs& w, const std::string
                                               (mode == "symmetric" || n == 1) ? m : m - 1);
         piece = lax::rev(piece, {i});
         if (odd) {
-          piece = jd::binary(lax::sub, jd::binary(lax::mul, Array(2), edge), piece);
+          piece = jd::binary("pad", lax::sub, jd::binary("pad", lax::mul, Array(2), edge), piece);
           if (n > 1) {
             const int64_t pm = piece.shape()[size_t(i)];
             edge = before ? jd::slice_axis(piece, i, 0, 1) : jd::slice_axis(piece, i, pm - 1, pm);

@@ -94,15 +94,17 @@ bool is_concrete_int_scalar(const Array& y) {
 
 // ---- arithmetic ----
 Array add(const Array& x, const Array& y) {
+  detail::check_broadcast("add", x, y);
   auto v = broadcast_ranks(detail::promote({x, y}));
   return is_bool(v[0]) ? lax::bitwise_or(v[0], v[1]) : lax::add(v[0], v[1]);
 }
-Array subtract(const Array& x, const Array& y) { return binary(lax::sub, x, y); }
+Array subtract(const Array& x, const Array& y) { return binary("subtract", lax::sub, x, y); }
 Array multiply(const Array& x, const Array& y) {
+  detail::check_broadcast("multiply", x, y);
   auto v = broadcast_ranks(detail::promote({x, y}));
   return is_bool(v[0]) ? lax::bitwise_and(v[0], v[1]) : lax::mul(v[0], v[1]);
 }
-Array true_divide(const Array& x, const Array& y) { return binary_inexact(lax::div, x, y); }
+Array true_divide(const Array& x, const Array& y) { return binary_inexact("true_divide", lax::div, x, y); }
 Array divide(const Array& x, const Array& y) { return true_divide(x, y); }
 
 Array floor_divide(const Array& x, const Array& y) {
@@ -156,7 +158,7 @@ Array power(const Array& x, const Array& y) {
   return lax::pow(v[0], v[1]);
 }
 
-Array float_power(const Array& x, const Array& y) { return binary_inexact(lax::pow, x, y); }
+Array float_power(const Array& x, const Array& y) { return binary_inexact("float_power", lax::pow, x, y); }
 
 Array negative(const Array& x) { return lax::neg(x); }
 Array positive(const Array& x) { return x; }
@@ -168,8 +170,8 @@ Array abs(const Array& x) { return absolute(x); }
 Array sign(const Array& x) { return lax::sign(x); }
 Array square(const Array& x) { return lax::integer_pow(promote_numeric({x})[0], 2); }
 Array reciprocal(const Array& x) { return lax::integer_pow(inexact1(x), -1); }
-Array maximum(const Array& x, const Array& y) { return binary(lax::max, x, y); }
-Array minimum(const Array& x, const Array& y) { return binary(lax::min, x, y); }
+Array maximum(const Array& x, const Array& y) { return binary("maximum", lax::max, x, y); }
+Array minimum(const Array& x, const Array& y) { return binary("minimum", lax::min, x, y); }
 
 Array fmax(const Array& x, const Array& y) {
   auto v = broadcast_ranks(detail::promote({x, y}));
@@ -257,7 +259,7 @@ Array tan(const Array& x) { return lax::tan(inexact1(x)); }
 Array arcsin(const Array& x) { return lax::asin(inexact1(x)); }
 Array arccos(const Array& x) { return lax::acos(inexact1(x)); }
 Array arctan(const Array& x) { return lax::atan(inexact1(x)); }
-Array arctan2(const Array& x1, const Array& x2) { return binary_inexact(lax::atan2, x1, x2); }
+Array arctan2(const Array& x1, const Array& x2) { return binary_inexact("arctan2", lax::atan2, x1, x2); }
 Array sinh(const Array& x) { return lax::sinh(inexact1(x)); }
 Array cosh(const Array& x) { return lax::cosh(inexact1(x)); }
 Array tanh(const Array& x) { return lax::tanh(inexact1(x)); }
@@ -362,12 +364,12 @@ Array nan_to_num(const Array& x, double nan, std::optional<double> posinf,
 }
 
 // ---- comparison ----
-Array equal(const Array& x, const Array& y) { return binary(lax::eq, x, y); }
-Array not_equal(const Array& x, const Array& y) { return binary(lax::ne, x, y); }
-Array less(const Array& x, const Array& y) { return binary(lax::lt, x, y); }
-Array less_equal(const Array& x, const Array& y) { return binary(lax::le, x, y); }
-Array greater(const Array& x, const Array& y) { return binary(lax::gt, x, y); }
-Array greater_equal(const Array& x, const Array& y) { return binary(lax::ge, x, y); }
+Array equal(const Array& x, const Array& y) { return binary("equal", lax::eq, x, y); }
+Array not_equal(const Array& x, const Array& y) { return binary("not_equal", lax::ne, x, y); }
+Array less(const Array& x, const Array& y) { return binary("less", lax::lt, x, y); }
+Array less_equal(const Array& x, const Array& y) { return binary("less_equal", lax::le, x, y); }
+Array greater(const Array& x, const Array& y) { return binary("greater", lax::gt, x, y); }
+Array greater_equal(const Array& x, const Array& y) { return binary("greater_equal", lax::ge, x, y); }
 
 Array isclose(const Array& a_, const Array& b_, double rtol, double atol, bool equal_nan) {
   auto v = broadcast_ranks(detail::promote_inexact({a_, b_}));

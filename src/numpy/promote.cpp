@@ -1,5 +1,7 @@
 #include "numpy/promote.h"
 
+#include <algorithm>
+
 #include "support/str.h"
 
 namespace jx::numpy::detail {
@@ -75,11 +77,24 @@ Array check_shapes_and_apply(LaxBinary f, std::vector<Array> xs) {
 }
 }  // namespace
 
-Array binary(LaxBinary f, const Array& a, const Array& b) {
+void check_broadcast(const char* op, const Array& a, const Array& b) {
+  const Shape &sa = a.shape(), &sb = b.shape();
+  const size_t rank = std::max(sa.size(), sb.size());
+  for (size_t i = 1; i <= rank; ++i) {
+    const int64_t x = i <= sa.size() ? sa[sa.size() - i] : 1, y = i <= sb.size() ? sb[sb.size() - i] : 1;
+    if (x != y && x != 1 && y != 1)
+      throw ShapeError(str("[", op, "] shapes ", type_str(a.dtype(), sa), " and ", type_str(b.dtype(), sb),
+                           " do not broadcast: ", x, " vs ", y, " at axis -", i));
+  }
+}
+
+Array binary(const char* op, LaxBinary f, const Array& a, const Array& b) {
+  check_broadcast(op, a, b);
   return check_shapes_and_apply(f, promote({a, b}));
 }
 
-Array binary_inexact(LaxBinary f, const Array& a, const Array& b) {
+Array binary_inexact(const char* op, LaxBinary f, const Array& a, const Array& b) {
+  check_broadcast(op, a, b);
   return check_shapes_and_apply(f, promote_inexact({a, b}));
 }
 

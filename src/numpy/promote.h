@@ -22,10 +22,14 @@ std::vector<Array> equalize_ranks(std::vector<Array> xs);
 // Materializes x broadcast to `shape` (NumPy rules).
 Array broadcast_to(const char* op, const Array& x, const Shape& shape);
 
+// Throws ShapeError, naming `op` and the operands as the caller passed them (before any
+// promotion), unless their shapes broadcast together.
+void check_broadcast(const char* op, const Array& a, const Array& b);
+
 using LaxBinary = Array (*)(const Array&, const Array&);
-// promote + equalize ranks + apply: the body of jnp.add, jnp.multiply, ...
-Array binary(LaxBinary f, const Array& a, const Array& b);
+// check_broadcast + promote + equalize ranks + apply: the body of jnp.subtract, jnp.equal, ...
+Array binary(const char* op, LaxBinary f, const Array& a, const Array& b);
 // Same with inexact promotion (true_divide, arctan2, ...).
-Array binary_inexact(LaxBinary f, const Array& a, const Array& b);
+Array binary_inexact(const char* op, LaxBinary f, const Array& a, const Array& b);
 
 }  // namespace jx::numpy::detail

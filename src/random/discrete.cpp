@@ -244,7 +244,7 @@ Array choice(const Array& key, const Array& a, const Shape& shape, bool replace,
 }
 
 Array categorical(const Array& key, const Array& logits, int64_t axis,
-                  std::optional<Shape> shape_opt, bool replace, const std::string& mode) {
+                  OptionalShape shape_opt, bool replace, const std::string& mode) {
   Keys k = detail::unpack("categorical", key);
   const int64_t nd = logits.ndim();
   if (nd == 0)

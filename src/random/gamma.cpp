@@ -223,7 +223,7 @@ Array gamma_one_traced(const Keys& keys, const Array& alpha_orig, bool log_space
 }
 
 // _gamma: a broadcast to shape, one split key per element.
-Array gamma_impl(const char* fn, const Array& key, const Array& a, std::optional<Shape> shape_opt,
+Array gamma_impl(const char* fn, const Array& key, const Array& a, OptionalShape shape_opt,
                  DType dtype, bool log_space) {
   Keys k = detail::unpack(fn, key);
   detail::require_float(fn, dtype);
@@ -252,15 +252,15 @@ Array softmax_last(const Array& x) {
 
 }  // namespace
 
-Array gamma(const Array& key, const Array& a, std::optional<Shape> shape, DType dtype) {
+Array gamma(const Array& key, const Array& a, OptionalShape shape, DType dtype) {
   return gamma_impl("gamma", key, a, shape, dtype, false);
 }
 
-Array loggamma(const Array& key, const Array& a, std::optional<Shape> shape, DType dtype) {
+Array loggamma(const Array& key, const Array& a, OptionalShape shape, DType dtype) {
   return gamma_impl("loggamma", key, a, shape, dtype, true);
 }
 
-Array beta(const Array& key, const Array& a, const Array& b, std::optional<Shape> shape_opt,
+Array beta(const Array& key, const Array& a, const Array& b, OptionalShape shape_opt,
            DType dtype) {
   Keys k = detail::unpack("beta", key);
   detail::require_float("beta", dtype);
@@ -281,7 +281,7 @@ Array beta(const Array& key, const Array& a, const Array& b, std::optional<Shape
   return lax::div(ga, lax::add(ga, gb));
 }
 
-Array dirichlet(const Array& key, const Array& alpha, std::optional<Shape> shape_opt,
+Array dirichlet(const Array& key, const Array& alpha, OptionalShape shape_opt,
                 DType dtype) {
   detail::unpack("dirichlet", key);
   detail::require_float("dirichlet", dtype);
@@ -298,7 +298,7 @@ Array dirichlet(const Array& key, const Array& alpha, std::optional<Shape> shape
   return softmax_last(loggamma(key, alpha, shape, dtype));
 }
 
-Array chisquare(const Array& key, const Array& df, std::optional<Shape> shape_opt, DType dtype) {
+Array chisquare(const Array& key, const Array& df, OptionalShape shape_opt, DType dtype) {
   detail::require_float("chisquare", dtype);
   Shape shape = shape_opt ? *shape_opt : df.shape();
   Array d = lax::convert_element_type(df, dtype);
@@ -389,7 +389,7 @@ Array poisson_rejection(const Keys& key, const Array& lam, const Shape& shape, D
 
 }  // namespace
 
-Array poisson(const Array& key, const Array& lam_in, std::optional<Shape> shape_opt, DType dtype) {
+Array poisson(const Array& key, const Array& lam_in, OptionalShape shape_opt, DType dtype) {
   Keys k = detail::unpack("poisson", key);
   if (!is_integer(dtype))
     throw DTypeError(str("[poisson] dtype must be an integer dtype, got ", dtype_name(dtype)));

@@ -106,7 +106,7 @@ void q_positive(std::vector<double>& a, int64_t batch, int64_t p, int64_t c, std
 }  // namespace
 
 Array multivariate_normal(const Array& key, const Array& mean_in, const Array& cov_in,
-                          std::optional<Shape> shape_opt, std::optional<DType> dtype_opt,
+                          OptionalShape shape_opt, std::optional<DType> dtype_opt,
                           const std::string& method) {
   Keys k = detail::unpack("multivariate_normal", key);
   if (method != "cholesky")

@@ -224,7 +224,7 @@ Array normal(const Array& key, const Shape& shape, DType dtype) {
 }
 
 Array truncated_normal(const Array& key, const Array& lower, const Array& upper,
-                       std::optional<Shape> shape_opt, DType dtype) {
+                       OptionalShape shape_opt, DType dtype) {
   Keys k = key_of("truncated_normal", key);
   detail::require_float("truncated_normal", dtype);
   Shape shape;
@@ -250,7 +250,7 @@ Array truncated_normal(const Array& key, const Array& lower, const Array& upper,
   return lax::min(hi_open, lax::max(lo_open, out));
 }
 
-Array bernoulli(const Array& key, const Array& p, std::optional<Shape> shape_opt,
+Array bernoulli(const Array& key, const Array& p, OptionalShape shape_opt,
                 const std::string& mode) {
   if (mode != "low" && mode != "high")
     throw ValueError(str("[bernoulli] got mode=\"", mode, "\", expected \"high\" or \"low\""));
@@ -317,7 +317,7 @@ Array cauchy(const Array& key, const Shape& shape, DType dtype) {
   return lax::tan(lax::mul(const_f(M_PI, dtype, r), lax::sub(u, const_f(0.5, dtype, r))));
 }
 
-Array pareto(const Array& key, const Array& b, std::optional<Shape> shape_opt, DType dtype) {
+Array pareto(const Array& key, const Array& b, OptionalShape shape_opt, DType dtype) {
   Keys k = key_of("pareto", key);
   detail::require_float("pareto", dtype);
   Shape shape = shape_opt ? *shape_opt : b.shape();

@@ -71,17 +71,6 @@ Array stop_gradient(const Array& x) { return bind1(ops::Prim::StopGradient, {x})
 
 namespace {
 
-// The standard basis of arrays shaped like `shape`, stacked: [n, shape...] with n =
-// numel(shape) (JAX's _std_basis).
-Array std_basis(const Shape& shape, DType dtype) {
-  const int64_t n = shape.numel();
-  Shape stacked = shape;
-  stacked.insert(0, n);
-  Array eye = lax::eq(lax::broadcasted_iota(DType::Int32, {n, n}, 0),
-                      lax::broadcasted_iota(DType::Int32, {n, n}, 1));
-  return lax::reshape(lax::convert_element_type(eye, dtype, false), stacked);
-}
-
 // Moves the leading axis of `a` (the basis index) behind the others.
 Array leading_axis_last(const Array& a) {
   std::vector<int64_t> perm;
@@ -92,36 +81,99 @@ Array leading_axis_last(const Array& a) {
 
 }  // namespace
 
-// As JAX: one linearization, then the linear map vmapped over the standard basis
-// (jacfwd pushes every input basis vector at once, jacrev pulls every output one).
-Array jacfwd_flat(const std::function<Array(const Array&)>& f, const Array& x) {
-  ad::check_differentiable_inputs("jacfwd", {x});
-  ad::FlatFn flat = [&](const std::vector<Array>& xs) { return std::vector<Array>{f(xs[0])}; };
-  ad::LinearFn lin = ad::linearize_flat(flat, {x});
-  Shape full = lin.primals_out()[0].shape();
-  for (auto d : x.shape()) full.push_back(d);
-  if (x.size() == 0 || lin.primals_out()[0].size() == 0)
-    return lax::broadcast_in_dim(lax::convert_element_type(Array(0), lin.primals_out()[0].dtype(), false),
-                                 full, {});
-  Array cols = tr::vmap_flat([&](const std::vector<Array>& t) { return lin.apply(t); }, {std_basis(x.shape(), x.dtype())},
-                             {0}, [](size_t n) { return std::vector<int>(n, 0); })[0];
-  return lax::reshape(leading_axis_last(cols), full);  // [out..., in...]
+namespace ad {
+
+// Rows [off, off + n) of the [total, ...] array `a`, as [n, ...].
+static Array rows(const Array& a, int64_t off, int64_t n) { return lax::slice_in_dim(a, off, off + n, 1, 0); }
+
+// The basis of the concatenated, flattened `parts`, split back into them: part j of the
+// result is [total, shape_j...] with ones where the row's index falls inside part j.
+static std::vector<Array> split_basis(const std::vector<std::pair<Shape, DType>>& parts) {
+  int64_t total = 0;
+  for (const auto& [s, t] : parts) total += s.numel();
+  std::vector<Array> out;
+  int64_t off = 0;
+  for (const auto& [s, t] : parts) {
+    const int64_t n = s.numel();
+    Array eye = lax::eq(lax::broadcasted_iota(DType::Int32, {total, n}, 0),
+                        lax::add(lax::broadcasted_iota(DType::Int32, {total, n}, 1),
+                                 lax::broadcast_in_dim(
+                                     lax::convert_element_type(Array(int32_t(off)), DType::Int32, false),
+                                     {total, n}, {})));
+    Shape stacked = s;
+    stacked.insert(0, total);
+    out.push_back(lax::reshape(lax::convert_element_type(eye, t, false), stacked));
+    off += n;
+  }
+  return out;
 }
 
-Array jacrev_flat(const std::function<Array(const Array&)>& f, const Array& x) {
-  ad::check_differentiable_inputs("jacrev", {x});
-  ad::FlatFn flat = [&](const std::vector<Array>& xs) { return std::vector<Array>{f(xs[0])}; };
-  ad::LinearFn lin = ad::linearize_flat(flat, {x});
-  const Array& out = lin.primals_out()[0];
-  Shape full = out.shape();
-  for (auto d : x.shape()) full.push_back(d);
-  if (out.size() == 0 || x.size() == 0)
-    return lax::broadcast_in_dim(lax::convert_element_type(Array(0), x.dtype(), false), full, {});
-  // [out..., in...] directly: the basis index is the output element, leading.
-  Array rows = tr::vmap_flat([&](const std::vector<Array>& c) { return lin.transpose(c); }, {std_basis(out.shape(), out.dtype())},
-                             {0}, [](size_t n) { return std::vector<int>(n, 0); })[0];
-  return lax::reshape(rows, full);
+Jacobian jacobian_flat(const char* op, const FlatFn& f, const std::vector<Array>& xs, bool forward,
+                       const size_t& num_diff) {
+  check_differentiable_inputs(op, xs);
+  LinearFn lin = linearize_flat(f, xs);
+  Jacobian J;
+  J.outs = lin.primals_out();
+  const size_t n_all = J.outs.size(), m = std::min(num_diff, n_all), n = xs.size();
+  J.blocks.assign(m, std::vector<Array>(n));
+  int64_t n_in = 0, n_out = 0;
+  for (const Array& x : xs) n_in += x.size();
+  for (size_t i = 0; i < m; ++i) n_out += J.outs[i].size();
+  auto full_shape = [&](size_t i, size_t j) {
+    Shape s = J.outs[i].shape();
+    for (int64_t d : xs[j].shape()) s.push_back(d);
+    return s;
+  };
+  if ((forward ? n_in : n_out) == 0) {  // nothing to push or pull: all blocks are empty
+    for (size_t i = 0; i < m; ++i)
+      for (size_t j = 0; j < n; ++j)
+        J.blocks[i][j] = lax::broadcast_in_dim(
+            lax::convert_element_type(Array(0), forward ? J.outs[i].dtype() : xs[j].dtype(), false),
+            full_shape(i, j), {});
+    return J;
+  }
+  auto all_zero = [](size_t k) { return std::vector<int>(k, 0); };
+  if (forward) {
+    // Push every input basis vector at once: column block j of output i.
+    std::vector<std::pair<Shape, DType>> parts;
+    for (const Array& x : xs) parts.emplace_back(x.shape(), x.dtype());
+    std::vector<Array> cols = tr::vmap_flat(
+        [&](const std::vector<Array>& t) {
+          std::vector<Array> o = lin.apply(t);
+          o.resize(m);  // aux outputs are not differentiated
+          return o;
+        },
+        split_basis(parts), std::vector<int>(n, 0), all_zero);
+    for (size_t i = 0; i < m; ++i) {
+      int64_t off = 0;
+      for (size_t j = 0; j < n; ++j) {
+        J.blocks[i][j] = lax::reshape(leading_axis_last(rows(cols[i], off, xs[j].size())), full_shape(i, j));
+        off += xs[j].size();
+      }
+    }
+  } else {
+    // Pull every output basis vector at once: row block i of input j.
+    std::vector<std::pair<Shape, DType>> parts;
+    for (size_t i = 0; i < m; ++i) parts.emplace_back(J.outs[i].shape(), J.outs[i].dtype());
+    std::vector<Array> rws = tr::vmap_flat(
+        [&](const std::vector<Array>& c) {
+          std::vector<Array> cts = c;
+          cts.resize(n_all);  // no cotangent (zero) for aux outputs
+          return lin.transpose(cts);
+        },
+        split_basis(parts), std::vector<int>(m, 0), all_zero);
+    for (size_t j = 0; j < n; ++j) {
+      int64_t off = 0;
+      for (size_t i = 0; i < m; ++i) {
+        J.blocks[i][j] = lax::reshape(rows(rws[j], off, J.outs[i].size()), full_shape(i, j));
+        off += J.outs[i].size();
+      }
+    }
+  }
+  return J;
 }
+
+}  // namespace ad
 
 struct ClosedJaxpr::Impl {
   ir::Jaxpr jaxpr;

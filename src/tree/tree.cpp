@@ -1,8 +1,10 @@
 // jx::Tree, the dynamic pytree, and how it flattens (dict children by sorted key, as JAX).
 #include <algorithm>
 #include <ostream>
+#include <utility>
 
 #include "jx/tree.h"
+
 #include "support/check.h"
 #include "support/str.h"
 
@@ -132,15 +134,58 @@ const Tree& Tree::at(std::string_view key) const {
 
 bool Tree::contains(std::string_view key) const { return kind_ == Kind::Dict && find(key); }
 
-Tree& Tree::operator[](std::string_view key) {
-  if (kind_ == Kind::None) kind_ = Kind::Dict;
-  if (kind_ != Kind::Dict)
-    throw ValueError(jx::str("[Tree] cannot look up key ", quote(key), " in ", kind_name(kind_),
-                         "; only dicts (or None, which becomes a dict) have keys"));
-  if (const Tree* t = find(key)) return const_cast<Tree&>(*t);
-  insert(std::string(key), Tree());
-  return items_.back();
+TreeSlot Tree::operator[](std::string_view key) { return TreeSlot(this, {std::string(key)}); }
+TreeSlot Tree::operator[](const char* key) { return (*this)[std::string_view(key)]; }
+
+// ---- TreeSlot ----
+
+std::string TreeSlot::path_str() const {
+  std::string s;
+  for (const std::string& k : path_) s += jx::str("[", quote(k), "]");
+  return s;
 }
+
+Tree& TreeSlot::get() const {
+  const Tree* t = root_;
+  std::string where;
+  for (const std::string& k : path_) {
+    if (!t->is_dict())
+      throw ValueError(jx::str("[Tree] cannot look up key ", quote(k), where.empty() ? "" : " in ", where,
+                               ": it is ", kind_name(t->kind()), ", and only dicts have keys"));
+    if (!t->contains(k))
+      throw IndexError(jx::str("[Tree] key ", quote(k), " not found", where.empty() ? "" : " in ", where,
+                               "; the keys are ", keys_str(t->keys()),
+                               " (to add it, assign to it or use insert)"));
+    t = &t->at(k);
+    where += jx::str("[", quote(k), "]");
+  }
+  return const_cast<Tree&>(*t);
+}
+
+Tree& TreeSlot::create() const {
+  Tree* t = root_;
+  for (const std::string& k : path_) {
+    if (!t->contains(k)) t->insert(k, Tree());  // throws unless a dict or None
+    t = &const_cast<Tree&>(std::as_const(*t).at(k));
+  }
+  return *t;
+}
+
+TreeSlot& TreeSlot::operator=(Tree value) {
+  create() = std::move(value);
+  return *this;
+}
+
+TreeSlot TreeSlot::operator[](std::string_view key) const {
+  std::vector<std::string> p = path_;
+  p.emplace_back(key);
+  return TreeSlot(root_, std::move(p));
+}
+
+void TreeSlot::insert(std::string key, Tree value) const { create().insert(std::move(key), std::move(value)); }
+void TreeSlot::push_back(Tree value) const { create().push_back(std::move(value)); }
+
+std::ostream& operator<<(std::ostream& os, const TreeSlot& t) { return os << t.get(); }
 
 void Tree::insert(std::string key, Tree value) {
   if (kind_ == Kind::None) kind_ = Kind::Dict;
@@ -152,6 +197,7 @@ void Tree::insert(std::string key, Tree value) {
     items_[*it] = std::move(value);
     return;
   }
+  struct_info_ = nullptr;  // a new key: no longer the struct's fields
   sorted_.insert(it, uint32_t(keys_.size()));
   keys_.push_back(std::move(key));
   items_.push_back(std::move(value));
@@ -180,7 +226,11 @@ std::string Tree::str() const {
   return out;
 }
 
-std::ostream& operator<<(std::ostream& os, const Tree& t) { return os << t.str(); }
+// A leaf prints its values, as print(params['Dense_0']['kernel']) does in JAX.
+std::ostream& operator<<(std::ostream& os, const Tree& t) {
+  if (t.is_leaf() && t.array().valid()) return os << t.array();
+  return os << t.str();
+}
 
 namespace tree::detail {
 
@@ -196,6 +246,12 @@ void flatten_tree(const Tree& t, Builder& b) {
       break;
     }
     case Tree::Kind::Dict: {
+      if (const StructInfo* info = t.struct_info()) {  // fields in declaration order
+        size_t i = b.open_struct(info);
+        for (const Tree& c : t.children()) flatten_tree(c, b);
+        b.close(i, t.size());
+        break;
+      }
       size_t i = b.open_dict();
       for (uint32_t k : t.sorted_order()) b.dict_key(i, t.keys()[k]);
       for (uint32_t k : t.sorted_order()) flatten_tree(t.children()[k], b);
@@ -236,10 +292,48 @@ Tree read_tree(Reader& r) {
       auto* info = static_cast<const StructInfo*>(n.info);
       Tree t = Tree::dict();
       for (uint32_t k = 0; k < n.arity; ++k) t.insert(info->fields[k], read_tree(r));
+      t.set_struct_info(info);
       return t;
     }
   }
   JX_CHECK(false, "bad node kind");
+}
+
+namespace {
+Tree replace_in_order(const Tree& t, std::vector<Tree>& values, size_t& next) {
+  switch (t.kind()) {
+    case Tree::Kind::Leaf: return std::move(values.at(next++));
+    case Tree::Kind::None:
+    case Tree::Kind::Static: return t;
+    case Tree::Kind::List: {
+      std::vector<Tree> items;
+      for (const Tree& c : t.children()) items.push_back(replace_in_order(c, values, next));
+      return Tree::list(std::move(items));
+    }
+    case Tree::Kind::Dict: {
+      // Leaves come in flattening order (sorted keys, or a struct's fields); the result
+      // keeps t's insertion order.
+      std::vector<Tree> items(t.size());
+      if (t.struct_info()) {
+        for (size_t k = 0; k < t.size(); ++k) items[k] = replace_in_order(t.children()[k], values, next);
+      } else {
+        for (uint32_t k : t.sorted_order()) items[k] = replace_in_order(t.children()[k], values, next);
+      }
+      Tree out = Tree::dict();
+      for (size_t k = 0; k < t.size(); ++k) out.insert(t.keys()[k], std::move(items[k]));
+      out.set_struct_info(t.struct_info());
+      return out;
+    }
+  }
+  JX_CHECK(false, "bad tree kind");
+}
+}  // namespace
+
+Tree replace_leaves(const Tree& t, std::vector<Tree>&& values) {
+  size_t next = 0;
+  Tree out = replace_in_order(t, values, next);
+  JX_CHECK(next == values.size(), "replace_leaves: ", values.size(), " values for ", next, " leaves");
+  return out;
 }
 
 }  // namespace tree::detail

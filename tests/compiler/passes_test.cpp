@@ -292,12 +292,14 @@ TEST(Inline, ReplacesPjitByItsBody) {
   ir::Jaxpr j = call_program(Prim::Pjit);
   EXPECT_EQ(ir::to_string(j),
             "{ lambda ; a:f32[3]. let\n"
-            "    b:f32[3] c:f32[3] = pjit[jaxpr={ lambda ; a:f32[3] b:f32[3]. let\n"
-            "    c:f32[3] = sin a\n"
-            "    d:f32[3] = mul c b\n"
-            "  in (d, a) }] a a\n"
-            "    d:f32[3] = add b c\n"
-            "  in (d, c) }");
+            "    b:f32[3] c:f32[3] = pjit[\n"
+            "      jaxpr={ lambda ; a:f32[3] d:f32[3]. let\n"
+            "          e:f32[3] = sin a\n"
+            "          b:f32[3] = mul e d\n"
+            "        in (b, a) }\n"
+            "    ] a a\n"
+            "    f:f32[3] = add b c\n"
+            "  in (f, c) }");
   ir::Jaxpr i = run_pass(cc::inline_calls, j);
   EXPECT_EQ(ir::to_string(i),
             "{ lambda ; a:f32[3]. let\n"
@@ -412,7 +414,7 @@ TEST(Pipeline, OptimizesControlFlowBodies) {
 
   ir::Jaxpr o = cc::optimize(j, "cond");
   ASSERT_EQ(o.eqns.size(), 2u) << o;
-  EXPECT_EQ(ir::to_string(ir::jaxpr_of(o.eqns[0].params, "branches", 0)), "{ lambda ; a:f32[3]. let in (a,) }");
+  EXPECT_EQ(ir::to_string(ir::jaxpr_of(o.eqns[0].params, "branches", 0)), "{ lambda ; a:f32[3]. let  in (a,) }");
   EXPECT_EQ(ir::to_string(ir::jaxpr_of(o.eqns[0].params, "branches", 1)),
             "{ lambda ; a:f32[3]. let\n"
             "    b:f32[1] = broadcast_in_dim[broadcast_dimensions=() shape=(1,)] 2.0:f32[]\n"

@@ -2,8 +2,8 @@
 // of JAX's printout of the same program (jax/_src/lax/control_flow: _cond_jvp,
 // _cond_partial_eval + _cond_transpose, _cond_batching_rule, _while_loop_jvp,
 // _while_loop_batching_rule, _scan_partial_eval + _scan_transpose, _scan_batching_rule);
-// jx prints sub-jaxprs inline with their own variable names and omits JAX's `linear` and
-// `_split_transpose` params.
+// Sub-jaxprs print as JAX's pretty printer lays them out, with variable names continuing
+// the outer ones; jx omits JAX's `linear` and `_split_transpose` params.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -26,6 +26,27 @@ Array doubling(const Array& x) {
   return lax::while_loop([](const Array& v) { return v < 10.0; }, [](const Array& v) { return v * 2.0; }, x);
 }
 
+// JAX's own printout of this program, verbatim from its docs ("JAX internals: The jaxpr
+// language", func7): sub-jaxprs break onto lines as JAX's pretty printer breaks them, and
+// their variables continue the outer names.
+TEST(ControlJaxpr, PrintsAsJaxDocsFunc7) {
+  auto func7 = [](const Array& arg) {
+    return lax::cond(arg >= 0.0, [](const Array& xtrue) { return xtrue + 3.0; },
+                     [](const Array& xfalse) { return xfalse - 3.0; }, arg);
+  };
+  EXPECT_EQ(jx::make_jaxpr(func7)(f32(5)).str(),
+            "{ lambda ; a:f32[]. let\n"
+            "    b:bool[] = ge a 0.0:f32[]\n"
+            "    c:i32[] = convert_element_type[new_dtype=int32 weak_type=False] b\n"
+            "    d:f32[] = cond[\n"
+            "      branches=(\n"
+            "        { lambda ; e:f32[]. let f:f32[] = sub e 3.0:f32[] in (f,) }\n"
+            "        { lambda ; g:f32[]. let h:f32[] = add g 3.0:f32[] in (h,) }\n"
+            "      )\n"
+            "    ] c a\n"
+            "  in (d,) }");
+}
+
 TEST(ControlJaxpr, CondJvp) {
   // One cond over (primal, tangent) branches; the primal output is unused here.
   auto f = [](const Array& x, const Array& t) {
@@ -35,16 +56,21 @@ TEST(ControlJaxpr, CondJvp) {
             "{ lambda ; a:f32[] b:f32[]. let\n"
             "    c:bool[] = gt a 0.0:f32[]\n"
             "    d:i32[] = convert_element_type[new_dtype=int32 weak_type=False] c\n"
-            "    _:f32[] e:f32[] = cond[branches=({ lambda ; a:f32[] b:f32[]. let\n"
-            "    c:f32[] = cos a\n"
-            "    d:f32[] = sin a\n"
-            "    e:f32[] = mul b d\n"
-            "    f:f32[] = neg e\n"
-            "  in (c, f) }, { lambda ; a:f32[] b:f32[]. let\n"
-            "    c:f32[] = sin a\n"
-            "    d:f32[] = cos a\n"
-            "    e:f32[] = mul b d\n"
-            "  in (c, e) })] d a b\n"
+            "    _:f32[] e:f32[] = cond[\n"
+            "      branches=(\n"
+            "        { lambda ; f:f32[] g:f32[]. let\n"
+            "            h:f32[] = cos f\n"
+            "            i:f32[] = sin f\n"
+            "            j:f32[] = mul g i\n"
+            "            k:f32[] = neg j\n"
+            "          in (h, k) }\n"
+            "        { lambda ; l:f32[] m:f32[]. let\n"
+            "            n:f32[] = sin l\n"
+            "            o:f32[] = cos l\n"
+            "            p:f32[] = mul m o\n"
+            "          in (n, p) }\n"
+            "      )\n"
+            "    ] d a b\n"
             "  in (e,) }");
 }
 
@@ -55,12 +81,23 @@ TEST(ControlJaxpr, CondGrad) {
             "{ lambda ; a:f32[]. let\n"
             "    b:bool[] = gt a 0.0:f32[]\n"
             "    c:i32[] = convert_element_type[new_dtype=int32 weak_type=False] b\n"
-            "    _:f32[] d:f32[] = cond[branches=({ lambda ; a:f32[]. let b:f32[] = cos a; c:f32[] = sin a in (b, c) }, "
-            "{ lambda ; a:f32[]. let b:f32[] = sin a; c:f32[] = cos a in (b, c) })] c a\n"
-            "    e:f32[] = broadcast_in_dim[broadcast_dimensions=() shape=()] 1.0:f32[]\n"
-            "    f:f32[] = cond[branches=({ lambda ; a:f32[] b:f32[]. let c:f32[] = neg b; d:f32[] = mul c a in (d,) }, "
-            "{ lambda ; a:f32[] b:f32[]. let c:f32[] = mul b a in (c,) })] c d e\n"
-            "  in (f,) }");
+            "    _:f32[] d:f32[] = cond[\n"
+            "      branches=(\n"
+            "        { lambda ; e:f32[]. let f:f32[] = cos e; g:f32[] = sin e in (f, g) }\n"
+            "        { lambda ; h:f32[]. let i:f32[] = sin h; j:f32[] = cos h in (i, j) }\n"
+            "      )\n"
+            "    ] c a\n"
+            "    k:f32[] = broadcast_in_dim[broadcast_dimensions=() shape=()] 1.0:f32[]\n"
+            "    l:f32[] = cond[\n"
+            "      branches=(\n"
+            "        { lambda ; m:f32[] n:f32[]. let\n"
+            "            o:f32[] = neg n\n"
+            "            p:f32[] = mul o m\n"
+            "          in (p,) }\n"
+            "        { lambda ; q:f32[] r:f32[]. let s:f32[] = mul r q in (s,) }\n"
+            "      )\n"
+            "    ] c d k\n"
+            "  in (l,) }");
 }
 
 TEST(ControlJaxpr, CondVmapBatchedPredicate) {
@@ -83,26 +120,37 @@ TEST(ControlJaxpr, WhileJvpAndVmap) {
   };
   EXPECT_EQ(jx::make_jaxpr(f)(f32(1), f32(1)).str(),
             "{ lambda ; a:f32[] b:f32[]. let\n"
-            "    _:f32[] c:f32[] = while[body_jaxpr={ lambda ; a:f32[] b:f32[]. let\n"
-            "    c:f32[] = mul a 2.0:f32[]\n"
-            "    d:f32[] = mul b 2.0:f32[]\n"
-            "  in (c, d) } body_nconsts=0 cond_jaxpr={ lambda ; a:f32[] b:f32[]. let c:bool[] = lt a 10.0:f32[] in (c,) } "
-            "cond_nconsts=0] a b\n"
+            "    _:f32[] c:f32[] = while[\n"
+            "      body_jaxpr={ lambda ; d:f32[] e:f32[]. let\n"
+            "          f:f32[] = mul d 2.0:f32[]\n"
+            "          g:f32[] = mul e 2.0:f32[]\n"
+            "        in (f, g) }\n"
+            "      body_nconsts=0\n"
+            "      cond_jaxpr={ lambda ; h:f32[] i:f32[]. let\n"
+            "          j:bool[] = lt h 10.0:f32[]\n"
+            "        in (j,) }\n"
+            "      cond_nconsts=0\n"
+            "    ] a b\n"
             "  in (c,) }");
   // A batched predicate: loop while any is true, keep finished examples with select_n.
   EXPECT_EQ(jx::make_jaxpr(jx::vmap(doubling))(jnp::zeros({3})).str(),
             "{ lambda ; a:f32[3]. let\n"
-            "    b:f32[3] = while[body_jaxpr={ lambda ; a:f32[3]. let\n"
-            "    b:f32[1] = reshape[dimensions=() new_sizes=(1,)] 10.0:f32[]\n"
-            "    c:bool[3] = lt a b\n"
-            "    d:f32[1] = reshape[dimensions=() new_sizes=(1,)] 2.0:f32[]\n"
-            "    e:f32[3] = mul a d\n"
-            "    f:f32[3] = select_n c a e\n"
-            "  in (f,) } body_nconsts=0 cond_jaxpr={ lambda ; a:f32[3]. let\n"
-            "    b:f32[1] = reshape[dimensions=() new_sizes=(1,)] 10.0:f32[]\n"
-            "    c:bool[3] = lt a b\n"
-            "    d:bool[] = reduce_or[axes=(0,)] c\n"
-            "  in (d,) } cond_nconsts=0] a\n"
+            "    b:f32[3] = while[\n"
+            "      body_jaxpr={ lambda ; c:f32[3]. let\n"
+            "          d:f32[1] = reshape[dimensions=() new_sizes=(1,)] 10.0:f32[]\n"
+            "          e:bool[3] = lt c d\n"
+            "          f:f32[1] = reshape[dimensions=() new_sizes=(1,)] 2.0:f32[]\n"
+            "          g:f32[3] = mul c f\n"
+            "          h:f32[3] = select_n e c g\n"
+            "        in (h,) }\n"
+            "      body_nconsts=0\n"
+            "      cond_jaxpr={ lambda ; i:f32[3]. let\n"
+            "          j:f32[1] = reshape[dimensions=() new_sizes=(1,)] 10.0:f32[]\n"
+            "          k:bool[3] = lt i j\n"
+            "          l:bool[] = reduce_or[axes=(0,)] k\n"
+            "        in (l,) }\n"
+            "      cond_nconsts=0\n"
+            "    ] a\n"
             "  in (b,) }");
 }
 
@@ -118,35 +166,56 @@ TEST(ControlJaxpr, ScanGradAndVmap) {
   EXPECT_EQ(jx::make_jaxpr(jx::grad(f))(f32(1), jnp::zeros({3})).str(),
             "{ lambda ; a:f32[] b:f32[3]. let\n"
             "    _:f32[] = broadcast_in_dim[broadcast_dimensions=() shape=()] 0.0:f32[]\n"
-            "    _:f32[] _:f32[3] c:f32[3] d:f32[3] = scan[jaxpr={ lambda ; a:f32[] b:f32[] c:f32[]. let\n"
-            "    d:f32[] = mul b a\n"
-            "    e:f32[] = sin d\n"
-            "    f:f32[] = cos d\n"
-            "    g:f32[] = add e c\n"
-            "  in (g, b, b, f) } length=3 num_carry=1 num_consts=1 reverse=False unroll=1] a 0.0:f32[] b\n"
-            "    e:f32[] = broadcast_in_dim[broadcast_dimensions=() shape=()] 1.0:f32[]\n"
-            "    f:f32[] = broadcast_in_dim[broadcast_dimensions=() shape=()] 0.0:f32[]\n"
-            "    g:f32[3] = broadcast_in_dim[broadcast_dimensions=() shape=(3,)] 0.0:f32[]\n"
-            "    h:f32[] _:f32[] = scan[jaxpr={ lambda ; a:f32[] b:f32[] c:f32[] d:f32[] e:f32[] f:f32[]. let\n"
-            "    g:f32[] = mul c e\n"
-            "    h:f32[] = mul d g\n"
-            "    i:f32[] = mul g a\n"
-            "    j:f32[] = add f i\n"
-            "    k:f32[] = add b h\n"
-            "  in (k, j) } length=3 num_carry=2 num_consts=1 reverse=True unroll=1] a f e c d g\n"
-            "  in (h,) }");
+            "    _:f32[] _:f32[3] c:f32[3] d:f32[3] = scan[\n"
+            "      jaxpr={ lambda ; e:f32[] f:f32[] g:f32[]. let\n"
+            "          h:f32[] = mul f e\n"
+            "          i:f32[] = sin h\n"
+            "          j:f32[] = cos h\n"
+            "          k:f32[] = add i g\n"
+            "        in (k, f, f, j) }\n"
+            "      length=3\n"
+            "      num_carry=1\n"
+            "      num_consts=1\n"
+            "      reverse=False\n"
+            "      unroll=1\n"
+            "    ] a 0.0:f32[] b\n"
+            "    l:f32[] = broadcast_in_dim[broadcast_dimensions=() shape=()] 1.0:f32[]\n"
+            "    m:f32[] = broadcast_in_dim[broadcast_dimensions=() shape=()] 0.0:f32[]\n"
+            "    n:f32[3] = broadcast_in_dim[broadcast_dimensions=() shape=(3,)] 0.0:f32[]\n"
+            "    o:f32[] _:f32[] = scan[\n"
+            "      jaxpr={ lambda ; p:f32[] q:f32[] r:f32[] s:f32[] t:f32[] u:f32[]. let\n"
+            "          v:f32[] = mul r t\n"
+            "          w:f32[] = mul s v\n"
+            "          x:f32[] = mul v p\n"
+            "          y:f32[] = add u x\n"
+            "          z:f32[] = add q w\n"
+            "        in (z, y) }\n"
+            "      length=3\n"
+            "      num_carry=2\n"
+            "      num_consts=1\n"
+            "      reverse=True\n"
+            "      unroll=1\n"
+            "    ] a m l c d n\n"
+            "  in (o,) }");
   // Batched xs: the batch axis moves to 1 (the scan axis stays 0); the carry is batched by
   // the fixpoint and the unbatched w stays a scalar constant.
   EXPECT_EQ(jx::make_jaxpr(jx::vmap(f, {.in_axes = {jx::none, 0}}))(f32(1), jnp::zeros({2, 3})).str(),
             "{ lambda ; a:f32[] b:f32[2,3]. let\n"
             "    c:f32[2] = broadcast_in_dim[broadcast_dimensions=() shape=(2,)] 0.0:f32[]\n"
             "    d:f32[3,2] = transpose[permutation=(1, 0)] b\n"
-            "    e:f32[2] _:f32[3,2] = scan[jaxpr={ lambda ; a:f32[] b:f32[2] c:f32[2]. let\n"
-            "    d:f32[1] = reshape[dimensions=() new_sizes=(1,)] a\n"
-            "    e:f32[2] = mul b d\n"
-            "    f:f32[2] = sin e\n"
-            "    g:f32[2] = add f c\n"
-            "  in (g, b) } length=3 num_carry=1 num_consts=1 reverse=False unroll=1] a c d\n"
+            "    e:f32[2] _:f32[3,2] = scan[\n"
+            "      jaxpr={ lambda ; f:f32[] g:f32[2] h:f32[2]. let\n"
+            "          i:f32[1] = reshape[dimensions=() new_sizes=(1,)] f\n"
+            "          j:f32[2] = mul g i\n"
+            "          k:f32[2] = sin j\n"
+            "          l:f32[2] = add k h\n"
+            "        in (l, g) }\n"
+            "      length=3\n"
+            "      num_carry=1\n"
+            "      num_consts=1\n"
+            "      reverse=False\n"
+            "      unroll=1\n"
+            "    ] a c d\n"
             "  in (e,) }");
 }
 

@@ -63,9 +63,12 @@ TEST(WhileLoop, Jaxpr) {
   //            cond_jaxpr={ lambda ; d:f32[]. let e:bool[] = lt d 10.0 in (e,) } cond_nconsts=0] a
   EXPECT_EQ(jx::make_jaxpr(f)(f32(1)).str(),
             "{ lambda ; a:f32[]. let\n"
-            "    b:f32[] = while[body_jaxpr={ lambda ; a:f32[]. let b:f32[] = mul a 2.0:f32[] in (b,) } "
-            "body_nconsts=0 cond_jaxpr={ lambda ; a:f32[]. let b:bool[] = lt a 10.0:f32[] in (b,) } "
-            "cond_nconsts=0] a\n"
+            "    b:f32[] = while[\n"
+            "      body_jaxpr={ lambda ; c:f32[]. let d:f32[] = mul c 2.0:f32[] in (d,) }\n"
+            "      body_nconsts=0\n"
+            "      cond_jaxpr={ lambda ; e:f32[]. let f:bool[] = lt e 10.0:f32[] in (f,) }\n"
+            "      cond_nconsts=0\n"
+            "    ] a\n"
             "  in (b,) }");
 }
 

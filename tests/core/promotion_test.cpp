@@ -105,6 +105,57 @@ TEST(Promotion, WeakOperandsKeepTheirWidth) {
   EXPECT_EQ(jx::promote({jx::int64, true}, {jx::int32, true}).dtype, jx::int64);
 }
 
+// A C++ number keeps its full value until promotion has chosen the result dtype, and is
+// rounded once, to that dtype (IEEE double arithmetic is the independent reference: NumPy's
+// float64 products are the same IEEE operations).
+TEST(WeakScalars, RoundOnceToTheResultDtype) {
+  namespace jnp = jx::numpy;
+  jx::Array x = jnp::array(std::vector<double>{2.0, 3.0, 1e-3});
+  jx::Array y = x * 0.3;
+  EXPECT_EQ(y.dtype(), jx::float64);
+  std::vector<double> got = y.to_vector<double>();
+  EXPECT_EQ(got[0], 2.0 * 0.3);
+  EXPECT_EQ(got[1], 3.0 * 0.3);
+  EXPECT_EQ(got[2], 1e-3 * 0.3);
+  EXPECT_EQ((0.1 + x).to_vector<double>()[2], 0.1 + 1e-3);
+  // float32 arrays get float(0.3), as before.
+  jx::Array xf = jnp::array(std::vector<float>{2.0f});
+  EXPECT_EQ((xf * 0.3).dtype(), jx::float32);
+  EXPECT_EQ((xf * 0.3).to_vector<float>()[0], 2.0f * 0.3f);
+  // Every path from a C++ number to a dtype rounds once.
+  EXPECT_EQ(jnp::array(0.1, jx::float64).item<double>(), 0.1);
+  EXPECT_EQ(jnp::array(jx::Array(0.1), jx::float64).item<double>(), 0.1);
+  EXPECT_EQ(jnp::full({2}, 0.1, jx::float64).to_vector<double>()[1], 0.1);
+  EXPECT_EQ(jx::Array(0.1).astype(jx::float64).item<double>(), 0.1);
+  jx::Array c = jnp::array(std::vector<bool>{true, false, true});
+  EXPECT_EQ(jnp::where(c, x, 0.1).to_vector<double>()[1], 0.1);
+  // uniform on [0.1, 0.1 + 1e-10): with float32-rounded bounds (0.10000000149...) every draw
+  // would sit at or above 0.10000000149.
+  jx::Array u = jx::random::uniform(jx::random::PRNGKey(0), {1000}, jx::float64, 0.1, 0.1 + 1e-10);
+  for (double v : u.to_vector<double>()) {
+    EXPECT_GE(v, 0.1);
+    EXPECT_LT(v, 0.1 + 1e-10);
+  }
+  // Integers outside int32: the advice in the error works, without a trip through double.
+  EXPECT_THROW(jx::Array(int64_t(1) << 40), jx::ValueError);
+  EXPECT_EQ(jnp::array(int64_t(9007199254740993), jx::int64).item<int64_t>(), int64_t(9007199254740993));
+  EXPECT_EQ(jnp::array(uint64_t(18446744073709551615u), jx::uint64).item<uint64_t>(),
+            uint64_t(18446744073709551615u));
+  EXPECT_EQ(jnp::array(3, jx::float64).item<double>(), 3.0);
+}
+
+TEST(DTypes, NameAndItemsizeFromTheArray) {
+  jx::Array x = jx::numpy::zeros({2}, jx::float64);
+  EXPECT_STREQ(x.dtype().name(), "float64");  // JAX's x.dtype.name
+  EXPECT_EQ(x.dtype().itemsize(), 8u);
+  EXPECT_EQ(x.dtype(), jx::float64);
+  jx::DType t = x.dtype();
+  EXPECT_EQ(t, jx::DType::Float64);
+  std::ostringstream os;
+  os << x.dtype();
+  EXPECT_EQ(os.str(), "float64");
+}
+
 TEST(DTypes, FInfoIInfo) {
   EXPECT_EQ(jx::finfo(jx::float32).eps, 1.1920928955078125e-07);
   EXPECT_EQ(jx::finfo(jx::float16).max, 65504.0);

@@ -98,6 +98,38 @@ TEST(Jit, StaticArguments) {
   EXPECT_NEAR(e[1], std::exp(2.0f), 1e-5);
 }
 
+TEST(Jit, FloatingScalarArgumentsAreTracedWeakScalars) {
+  // A learning-rate schedule: a new double every step, one trace and one compile.
+  auto step = jx::jit([](const Array& w, const Array& g, const Array& lr) { return w - lr * g; });
+  Array w = jnp::array<float>({1, 2}), g = jnp::array<float>({0.5f, 0.25f});
+  jx::reset_jit_stats();
+  for (int t = 0; t < 5; ++t) {
+    const double lr = 0.1 / (1 + t);
+    Array got = step(w, g, lr);
+    EXPECT_EQ(got.dtype(), jx::float32);  // weak: w's dtype wins
+    EXPECT_FLOAT_EQ(got.to_vector<float>()[0], 1.0f - float(lr) * 0.5f);
+  }
+  EXPECT_EQ(jx::jit_stats().traces, 1);
+  EXPECT_EQ(jx::jit_stats().misses, 1);
+  // Where f takes a C++ double, the value can only be static: one trace per value.
+  auto scaled = jx::jit([](const Array& x, double s) { return x * s; });
+  jx::reset_jit_stats();
+  scaled(w, 2.0);
+  scaled(w, 3.0);
+  EXPECT_EQ(jx::jit_stats().traces, 2);
+  // jx::static_arg makes a float static (one trace per value, baked in as a constant);
+  // jx::traced makes an int a traced weak scalar (one trace for all values).
+  jx::reset_jit_stats();
+  EXPECT_FLOAT_EQ(step(w, g, jx::static_arg(0.5)).to_vector<float>()[0], 0.75f);
+  step(w, g, jx::static_arg(0.25));
+  EXPECT_EQ(jx::jit_stats().traces, 2);
+  auto times = jx::jit([](const Array& x, const Array& n) { return x * n; });
+  jx::reset_jit_stats();
+  EXPECT_EQ(times(w, jx::traced(2)).to_vector<float>(), (std::vector<float>{2, 4}));
+  EXPECT_EQ(times(w, jx::traced(3)).to_vector<float>(), (std::vector<float>{3, 6}));
+  EXPECT_EQ(jx::jit_stats().traces, 1);
+}
+
 TEST(Jit, CapturedConstants) {
   Array table = jnp::array<float>({10, 20, 30});
   auto f = jx::jit([table](const Array& x) { return x + table; });

@@ -409,6 +409,14 @@ TEST(MathErrors, MessagesNameTheOpAndTheFix) {
     EXPECT_NE(std::string(e.what()).find("[add]"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("f32[3]"), std::string::npos) << e.what();
   }
+  // Shapes are reported with the operands' own dtypes, not the promoted one.
+  try {
+    (void)(jnp::argmax(jnp::zeros({2, 3}), 1) == jnp::ones({3}));
+    FAIL();
+  } catch (const jx::ShapeError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "[equal] shapes i32[2] and f32[3] do not broadcast: 2 vs 3 at axis -1");
+  }
   EXPECT_THROW(jnp::sign(jnp::array<bool>({true})), jx::DTypeError);
   EXPECT_THROW(~f, jx::DTypeError);
 }

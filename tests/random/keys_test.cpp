@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <tuple>
 
 #include "jx/jx.h"
 #include "random/internal.h"
@@ -96,6 +97,38 @@ TEST(Split, Goldens) {
     Composed c;
     EXPECT_EQ(u32v(jr::split(jr::PRNGKey(g.seed), g.n)), g.keys) << "composed seed " << g.seed;
   }
+}
+
+TEST(Split, StructuredBindingAndStdTie) {
+  // Both spellings of `key, subkey = random.split(key)` give split(key, 2)'s rows.
+  Array key = jr::PRNGKey(7);
+  const auto want = u32v(jr::split(key, 2));
+  auto [k1, k2] = jr::split<2>(key);
+  EXPECT_EQ(u32v(k1), (std::vector<uint32_t>{want[0], want[1]}));
+  EXPECT_EQ(u32v(k2), (std::vector<uint32_t>{want[2], want[3]}));
+  Array subkey;
+  std::tie(key, subkey) = jr::split<2>(key);
+  EXPECT_EQ(u32v(key), (std::vector<uint32_t>{want[0], want[1]}));
+  EXPECT_EQ(u32v(subkey), (std::vector<uint32_t>{want[2], want[3]}));
+  auto ks = jr::split<3>(key);
+  EXPECT_EQ(ks.size(), 3u);
+}
+
+TEST(Samplers, EveryShapeArgumentTakesABraceList) {
+  Array key = jr::PRNGKey(0);
+  EXPECT_EQ(jr::normal(key, {4, 3}).shape(), (jx::Shape{4, 3}));
+  EXPECT_EQ(jr::bernoulli(key, 0.5, {64, 128}).shape(), (jx::Shape{64, 128}));
+  EXPECT_EQ(jr::truncated_normal(key, -1.0, 1.0, {2, 5}).shape(), (jx::Shape{2, 5}));
+  EXPECT_EQ(jr::gamma(key, 2.0, {3}).shape(), (jx::Shape{3}));
+  EXPECT_EQ(jr::poisson(key, 3.0, {3, 2}).shape(), (jx::Shape{3, 2}));
+  EXPECT_EQ(jr::beta(key, 2.0, 3.0, {6}).shape(), (jx::Shape{6}));
+  EXPECT_EQ(jr::categorical(key, jnp::zeros({5}), -1, {7}).shape(), (jx::Shape{7}));
+  // {} and jx::none mean "no shape": the parameters' shape.
+  EXPECT_EQ(jr::bernoulli(key, jnp::full({3}, 0.5), {}).shape(), (jx::Shape{3}));
+  EXPECT_EQ(jr::bernoulli(key, jnp::full({3}, 0.5), jx::none).shape(), (jx::Shape{3}));
+  // The same draws as with an explicit Shape.
+  EXPECT_EQ(jr::bernoulli(key, 0.3, {8}).astype(jx::int32).to_vector<int32_t>(),
+            jr::bernoulli(key, 0.3, jx::Shape{8}).astype(jx::int32).to_vector<int32_t>());
 }
 
 TEST(Split, LegacyKnownAnswer) {

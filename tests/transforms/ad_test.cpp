@@ -45,11 +45,24 @@ TEST(Grad, PytreeArgumentsAndAux) {
   };
   Params p{{"w", jnp::array<float>({2.0f})}, {"b", jnp::array<float>({1.0f})}};
   Array x = jnp::array<float>({3.0f});
-  auto [grads, aux] = jx::grad(loss, {.has_aux = true})(p, x);
+  // The return type says there is aux data; jx::has_aux only checks that at compile time.
+  auto [grads, aux] = jx::grad(loss, jx::has_aux)(p, x);
   // y = 7; d/dw y^2 = 2 y x = 42; d/db = 2 y = 14.
   EXPECT_FLOAT_EQ(grads.at("w").item<float>(), 42.0f);
   EXPECT_FLOAT_EQ(grads.at("b").item<float>(), 14.0f);
   EXPECT_FLOAT_EQ(aux.item<float>(), 7.0f);
+  auto [grads2, aux2] = jx::grad(loss)(p, x);
+  EXPECT_FLOAT_EQ(grads2.at("w").item<float>(), 42.0f);
+  EXPECT_FLOAT_EQ(aux2.item<float>(), 7.0f);
+  // (loss, aux), grads in one line; a std::tuple return works as a std::pair does.
+  auto loss_tuple = [&](const Params& q, const Array& xx) {
+    auto [l, y] = loss(q, xx);
+    return std::make_tuple(l, y);
+  };
+  auto [value, aux3, grads3] = jx::value_and_grad(loss_tuple)(p, x);
+  EXPECT_FLOAT_EQ(value.item<float>(), 49.0f);
+  EXPECT_FLOAT_EQ(aux3.item<float>(), 7.0f);
+  EXPECT_FLOAT_EQ(grads3.at("b").item<float>(), 14.0f);
 }
 
 TEST(Grad, NoPerturbationConfusion) {
@@ -116,6 +129,51 @@ TEST(Jacobians, MatrixShapesAgreeWithTheHandDerivedJacobian) {
   EXPECT_EQ(jx::jacrev(e)(jnp::zeros({0, 2}, jx::DType::Float64)).shape(), (jx::Shape{0, 2, 0, 2}));
 }
 
+TEST(Jacobians, PytreesArgnumsAndAux) {
+  using Params = std::map<std::string, Array>;
+  auto vec = [](std::vector<double> v) { return jnp::array<double>(v); };
+  auto d = [](const Array& a) { return a.to_vector<double>(); };
+  Array x = vec({1.0, 2.0, 3.0});
+  // A pytree result from one Array: the result's type, each leaf its Jacobian.
+  auto pair_out = [](const Array& v) { return std::make_pair(v * 2.0, jnp::sum(v * v)); };
+  for (auto [jf, jr] : {std::make_pair(jx::jacfwd(pair_out)(x), jx::jacrev(pair_out)(x))}) {
+    EXPECT_EQ(d(jf.first), (std::vector<double>{2, 0, 0, 0, 2, 0, 0, 0, 2}));  // 2 I
+    EXPECT_EQ(d(jf.second), (std::vector<double>{2, 4, 6}));                 // 2 x
+    EXPECT_EQ(d(jr.first), d(jf.first));
+    EXPECT_EQ(d(jr.second), d(jf.second));
+  }
+  // A scalar of a dict: the dict's type (the gradient); argnums give a tuple.
+  Params p{{"w", vec({0.5, -1.0})}, {"b", vec({2.0}).reshape({})}};
+  Array u = vec({3.0, 4.0});
+  auto g = [](const Params& q, const Array& v) { return jnp::sum(q.at("w") * v) + q.at("b"); };
+  Params gp = jx::jacrev(g)(p, u);
+  EXPECT_EQ(d(gp.at("w")), d(u));
+  EXPECT_EQ(gp.at("b").item<double>(), 1.0);
+  auto [gp2, gu] = jx::jacfwd<0, 1>(g)(p, u);
+  EXPECT_EQ(d(gp2.at("w")), d(u));
+  EXPECT_EQ(d(gu), d(p.at("w")));
+  // Pytree in, pytree out: a jx::Tree nesting the input's structure inside the output's.
+  auto h = [](const Params& q) { return std::make_pair(q.at("w") * 2.0, q.at("b") * 3.0); };
+  jx::Tree jt = jx::jacfwd(h)(p);
+  EXPECT_EQ(jt.str(), "[{'b': f64[2], 'w': f64[2,2]}, {'b': f64[], 'w': f64[2]}]");
+  EXPECT_EQ(d(jt[0]["w"].array()), (std::vector<double>{2, 0, 0, 2}));
+  EXPECT_EQ(d(jt[0]["b"].array()), (std::vector<double>{0, 0}));
+  EXPECT_EQ(jt[1]["b"].array().item<double>(), 3.0);
+  EXPECT_EQ(jx::jacrev(h)(p).str(), jt.str());
+  EXPECT_EQ(d(jx::jacrev(h)(p)[0]["w"].array()), (std::vector<double>{2, 0, 0, 2}));
+  // has_aux: (jacobian, aux), the aux value untouched.
+  auto with_aux = [](const Array& v) { return std::make_pair(v * v, jnp::sum(v)); };
+  auto [ja, aux] = jx::jacrev(with_aux, jx::has_aux)(x);
+  EXPECT_EQ(d(ja), (std::vector<double>{2, 0, 0, 0, 4, 0, 0, 0, 6}));
+  EXPECT_EQ(aux.item<double>(), 6.0);
+  auto [jb, aux2] = jx::jacfwd(with_aux, jx::has_aux)(x);
+  EXPECT_EQ(d(jb), d(ja));
+  EXPECT_EQ(aux2.item<double>(), 6.0);
+  // hessian, against the hand-derived 2 I.
+  auto sq = [](const Array& v) { return jnp::sum(v * v); };
+  EXPECT_EQ(d(jx::hessian(sq)(x)), (std::vector<double>{2, 0, 0, 0, 2, 0, 0, 0, 2}));
+}
+
 TEST(StopGradient, CutsTheDerivative) {
   auto f = [](const Array& x) { return x * jx::stop_gradient(x); };
   EXPECT_FLOAT_EQ(jx::grad(f)(f32(3.0f)).item<float>(), 3.0f);
@@ -131,10 +189,7 @@ TEST(MakeJaxpr, ConstantsAndLiterals) {
   Array w = jnp::array<float>({1.0f, 2.0f});
   auto f = [&](const Array& x) { return x * w + w; };  // w is captured: a constvar
   EXPECT_EQ(jx::make_jaxpr(f)(jnp::array<float>({0.0f, 0.0f})).str(),
-            "{ lambda a:f32[2]; b:f32[2]. let\n"
-            "    c:f32[2] = mul b a\n"
-            "    d:f32[2] = add c a\n"
-            "  in (d,) }");
+            "{ lambda a:f32[2]; b:f32[2]. let c:f32[2] = mul b a; d:f32[2] = add c a in (d,) }");
   // A C++ scalar is a weak literal; promotion converts it at trace time, as JAX does.
   auto g = [](const Array& x) { return x * 2.0; };
   EXPECT_EQ(jx::make_jaxpr(g)(jnp::array<float>({1.0f}).reshape({})).str(),

@@ -221,8 +221,12 @@ TEST(CustomJvp, MakeJaxprKeepsTheCallAndGradInlinesTheRule) {
   // printer restarts names inside a sub-jaxpr and prints the rule as a label.
   EXPECT_EQ(jx::make_jaxpr(f)(f32(1.0f)).str(),
             "{ lambda ; a:f32[]. let\n"
-            "    b:f32[] = custom_jvp_call[call_jaxpr={ lambda ; a:f32[]. let b:f32[] = sin a in (b,) } "
-            "jvp_jaxpr_fun=<custom_jvp rule> num_consts=0 symbolic_zeros=False] a\n"
+            "    b:f32[] = custom_jvp_call[\n"
+            "      call_jaxpr={ lambda ; c:f32[]. let d:f32[] = sin c in (d,) }\n"
+            "      jvp_jaxpr_fun=<custom_jvp rule>\n"
+            "      num_consts=0\n"
+            "      symbolic_zeros=False\n"
+            "    ] a\n"
             "  in (b,) }");
   // Under grad the rule replaces the call: sin for the (unused) primal, cos, and the
   // transposed multiplication by the seed cotangent. JAX prints the same equations, its

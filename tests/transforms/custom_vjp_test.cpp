@@ -159,9 +159,13 @@ TEST(CustomVjp, MakeJaxprKeepsTheCall) {
   auto f = sin_with_bwd(1.0);
   EXPECT_EQ(jx::make_jaxpr(f)(f32(1.0f)).str(),
             "{ lambda ; a:f32[]. let\n"
-            "    b:f32[] = custom_vjp_call[bwd=<custom_vjp bwd> call_jaxpr={ lambda ; a:f32[]. let "
-            "b:f32[] = sin a in (b,) } fwd_jaxpr_thunk=<custom_vjp fwd> num_consts=0 "
-            "symbolic_zeros=False] a\n"
+            "    b:f32[] = custom_vjp_call[\n"
+            "      bwd=<custom_vjp bwd>\n"
+            "      call_jaxpr={ lambda ; c:f32[]. let d:f32[] = sin c in (d,) }\n"
+            "      fwd_jaxpr_thunk=<custom_vjp fwd>\n"
+            "      num_consts=0\n"
+            "      symbolic_zeros=False\n"
+            "    ] a\n"
             "  in (b,) }");
   // Staging a jvp is not yet an error: fwd runs and custom_lin stands for the tangent
   // map, as JAX stages it; only evaluating it forward throws.
@@ -172,8 +176,13 @@ TEST(CustomVjp, MakeJaxprKeepsTheCall) {
   EXPECT_EQ(jx::make_jaxpr(jvp_program)(f32(1.0f), f32(1.0f)).str(),
             "{ lambda ; a:f32[] b:f32[]. let\n"
             "    c:f32[] = sin a\n"
-            "    d:f32[] = custom_lin[bwd=<custom_vjp bwd> in_zeros=(False,) num_res=1 "
-            "out_avals=(f32[],) symbolic_zeros=False] a b\n"
+            "    d:f32[] = custom_lin[\n"
+            "      bwd=<custom_vjp bwd>\n"
+            "      in_zeros=(False,)\n"
+            "      num_res=1\n"
+            "      out_avals=(f32[],)\n"
+            "      symbolic_zeros=False\n"
+            "    ] a b\n"
             "  in (c, d) }");
 }
 

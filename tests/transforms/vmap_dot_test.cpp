@@ -9,6 +9,7 @@
 #include <string>
 
 #include "jx/transforms.h"
+#include "testing/jaxpr_text.h"
 #include "transforms/vmap_testing.h"
 
 namespace {
@@ -116,7 +117,7 @@ std::string jaxpr_of_vmap(const DotCase& c, jx::AxisSpec in_axes, const Array& l
   };
   std::ostringstream os;
   os << jx::make_jaxpr(f)(l, r);
-  return os.str();
+  return jx::testing::unbroken(os.str());
 }
 
 // One batched operand: its batch dim becomes a free dim; the output batch dim is wherever

@@ -5,9 +5,9 @@
 
 #include <array>
 #include <cmath>
-#include <sstream>
 #include <map>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <tuple>
 #include <unordered_set>
@@ -456,8 +456,8 @@ TEST(DynamicTree, BuildIndexPrint) {
   Array k = jnp::zeros({2, 3}), b = jnp::zeros({3});
   Tree params{{"params", {{"Dense_0", {{"kernel", k}, {"bias", b}}}}}};
   EXPECT_TRUE(params.is_dict());
-  EXPECT_TRUE(same(params["params"]["Dense_0"]["kernel"], k));
-  Array got = params["params"]["Dense_0"]["bias"];
+  EXPECT_TRUE(same(params["params"]["Dense_0"]["kernel"].array(), k));
+  Array got = params["params"]["Dense_0"]["bias"].array();
   EXPECT_TRUE(same(got, b));
   // Printing keeps insertion order; the TreeDef is sorted.
   EXPECT_EQ(params.str(), "{'params': {'Dense_0': {'kernel': f32[2,3], 'bias': f32[3]}}}");
@@ -476,8 +476,8 @@ TEST(DynamicTree, MutationAndLists) {
   t["a"]["c"].push_back(f32(4));
   t["a"]["b"] = f32(5);  // replaces in place
   EXPECT_EQ(t.str(), "{'a': {'b': f32[1], 'c': [f32[1], None, f32[1], f32[1]]}}");
-  EXPECT_EQ(val(t["a"]["c"][-1]), 4.0f);
-  EXPECT_EQ(val(t["a"]["b"]), 5.0f);
+  EXPECT_EQ(val(t["a"]["c"][-1].array()), 4.0f);
+  EXPECT_EQ(val(t["a"]["b"].array()), 5.0f);
   EXPECT_TRUE(t.contains("a"));
   EXPECT_FALSE(t.contains("zz"));
   EXPECT_EQ(t["a"].size(), 2u);
@@ -496,7 +496,7 @@ TEST(DynamicTree, UnflattenGivesSortedDicts) {
   EXPECT_EQ(back.keys(), (std::vector<std::string>{"a", "b"}));
   Tree mapped = jx::tree::map([](const Array& x) { return f32(val(x) * 2); }, t);
   EXPECT_EQ(mapped.keys(), (std::vector<std::string>{"a", "b"}));  // as jax.tree.map on a dict
-  EXPECT_EQ(val(mapped["b"]), 4.0f);
+  EXPECT_EQ(val(mapped["b"].array()), 4.0f);
   EXPECT_EQ(def.unflatten(lv).str(), back.str());
 }
 
@@ -514,19 +514,67 @@ TEST(DynamicTree, FromTypedAndInsideTuple) {
   Dense d{f32(1), f32(2), true, 3};
   Tree t = Tree::from(d);  // a struct becomes a dict in field order
   EXPECT_EQ(t.str(), "{'kernel': f32[1], 'bias': f32[1], 'use_bias': true, 'features': 3}");
+  // ... and flattens as the struct does (field order, JAX's dataclass order), so the two
+  // forms pair the same leaves.
+  EXPECT_EQ(jx::tree::structure(t), jx::tree::structure(d));
+  auto tl = jx::tree::leaves(t), dl = jx::tree::leaves(d);
+  ASSERT_EQ(tl.size(), 2u);
+  EXPECT_TRUE(same(tl[0], d.kernel) && same(tl[1], d.bias));
+  Dense back_d = jx::tree::unflatten<Dense>(jx::tree::structure(t), tl);
+  EXPECT_TRUE(same(back_d.kernel, d.kernel));
+  Tree mapped = jx::tree::map([](const Array& x) { return x * 2.0f; }, t);
+  EXPECT_EQ(jx::tree::structure(mapped), jx::tree::structure(d));
+  // A new key makes it a plain dict, flattened by sorted key.
+  t.insert("extra", f32(9));
   EXPECT_EQ(jx::tree::structure(t).str(),
-            "PyTreeDef({'bias': *, 'features': 3, 'kernel': *, 'use_bias': true})");
+            "PyTreeDef({'bias': *, 'extra': *, 'features': 3, 'kernel': *, 'use_bias': true})");
 
   std::tuple<Tree, Array> mixed{Tree{{"x", f32(1)}}, f32(2)};
   auto [lv, def] = jx::tree::flatten(mixed);
   EXPECT_EQ(def.str(), "PyTreeDef(({'x': *}, *))");
   auto back = jx::tree::unflatten<std::tuple<Tree, Array>>(def, lv);
-  EXPECT_TRUE(same(std::get<0>(back)["x"], lv[0]));
+  EXPECT_TRUE(same(std::get<0>(back)["x"].array(), lv[0]));
 
   // A typed map and a dynamic dict with the same keys share a TreeDef.
   std::map<std::string, Array> m = jx::tree::unflatten<std::map<std::string, Array>>(
       jx::tree::structure(Tree{{"q", f32(1)}}), std::vector<Array>{f32(7)});
   EXPECT_EQ(val(m.at("q")), 7.0f);
+}
+
+TEST(DynamicTree, ReadingAMissingKeyThrowsAndNeverInserts) {
+  Tree params{{"Dense_0", {{"kernel", f32(1)}, {"bias", f32(2)}}}};
+  const std::string before = params.str();
+  // "Dense_O" with the letter O: the same message through const and non-const access.
+  EXPECT_EQ(error_text<jx::IndexError>([&] { (void)params["Dense_O"]["kernel"].array(); }),
+            "[Tree] key 'Dense_O' not found; the keys are ['Dense_0'] (to add it, assign to it or "
+            "use insert)");
+  EXPECT_EQ(error_text<jx::IndexError>([&] { (void)params["Dense_0"]["kernal"].array(); }),
+            "[Tree] key 'kernal' not found in ['Dense_0']; the keys are ['kernel', 'bias'] (to add "
+            "it, assign to it or use insert)");
+  EXPECT_THROW((void)params["nope"].size(), jx::IndexError);
+  EXPECT_EQ(params.str(), before);  // nothing was inserted
+  // Explicit creation: assignment (with missing dicts on the way) or insert.
+  params["Dense_1"]["bias"] = f32(3);
+  params["Dense_1"].insert("kernel", f32(4));
+  EXPECT_EQ(params.str(),
+            "{'Dense_0': {'kernel': f32[1], 'bias': f32[1]}, 'Dense_1': {'bias': f32[1], 'kernel': f32[1]}}");
+  // a = b copies b's value.
+  params["Dense_2"] = params["Dense_0"];
+  EXPECT_EQ(val(std::as_const(params)["Dense_2"]["bias"].array()), 2.0f);
+  // A slot converts to the Tree it names.
+  jx::Tree& layer = params["Dense_0"];
+  EXPECT_EQ(layer.keys(), (std::vector<std::string>{"kernel", "bias"}));
+}
+
+TEST(DynamicTree, MapToOtherValuesAndPrintLeaves) {
+  Tree params{{"Dense_0", {{"kernel", jnp::zeros({784, 256})}, {"bias", jnp::zeros({256})}}}};
+  Tree shapes = jx::tree::map(jnp::shape, params);
+  // Sorted keys, as map of a dict gives in JAX (see UnflattenGivesSortedDicts).
+  EXPECT_EQ(shapes.str(), "{'Dense_0': {'bias': [256], 'kernel': [784, 256]}}");
+  std::ostringstream leaf;
+  Tree small{{"k", jnp::array<float>({1.0f, 2.0f})}};
+  leaf << small["k"];  // a leaf prints its values, as print(params['k']) in JAX
+  EXPECT_EQ(leaf.str(), "[1. 2.]");
 }
 
 TEST(DynamicTree, Errors) {
@@ -537,7 +585,8 @@ TEST(DynamicTree, Errors) {
             "[Tree] expected an Array leaf but this tree is a dict: {'a': f32[1], 'b': f32[1]}");
   EXPECT_THROW((void)std::as_const(t)[5], jx::IndexError);
   Tree leaf = f32(1);
-  EXPECT_THROW(leaf["x"], jx::ValueError);
+  EXPECT_THROW((void)leaf["x"].size(), jx::ValueError);  // reading through a slot
+  EXPECT_THROW(leaf["x"] = f32(1), jx::ValueError);       // creating a key in a leaf
   EXPECT_THROW(leaf.push_back(f32(1)), jx::ValueError);
   EXPECT_THROW((void)leaf.static_value(), jx::ValueError);
 }

@@ -1,6 +1,7 @@
 // jnp array creation, dtypes and promotion queries.
 #pragma once
 #include <optional>
+#include <type_traits>
 #include <vector>
 
 #include "jx/array.h"
@@ -25,11 +26,28 @@ template <class T>
 Array array(std::initializer_list<std::initializer_list<T>> rows);
 template <class T>
 Array array(std::initializer_list<std::initializer_list<std::initializer_list<T>>> planes);
+// A scalar of an explicit dtype: jnp.array(3, dtype=int64); the double is rounded once.
+Array scalar(double value, DType dtype);
 // Converts to `dtype` (an explicit dtype makes the result strong).
 Array array(const Array& x, std::optional<DType> dtype = std::nullopt);
+namespace detail {
+Array integer_scalar(int64_t value, DType dtype);
+Array unsigned_scalar(uint64_t value, DType dtype);
+}  // namespace detail
+// A C++ number. With a dtype it is rounded once, to that dtype: array(0.1, jx::float64) is
+// the double 0.1, array(int64_t(1) << 40, jx::int64) keeps every bit. Without one it is a
+// weak scalar (int32 / float32), as jnp.array of a Python scalar.
+template <class T, std::enable_if_t<std::is_arithmetic_v<T>, int> = 0>
+Array array(T value, std::optional<DType> dtype = std::nullopt) {
+  if (!dtype) return Array(value);
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool> && std::is_signed_v<T>)
+    return detail::integer_scalar(int64_t(value), *dtype);
+  else if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>)
+    return detail::unsigned_scalar(uint64_t(value), *dtype);
+  else
+    return scalar(double(value), *dtype);
+}
 Array asarray(const Array& x, std::optional<DType> dtype = std::nullopt);
-// A scalar of an explicit dtype: jnp.array(3, dtype=int64).
-Array scalar(double value, DType dtype);
 
 Array zeros(const Shape& shape, DType dtype = DType::Float32);
 Array ones(const Shape& shape, DType dtype = DType::Float32);

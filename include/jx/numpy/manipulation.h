@@ -17,6 +17,10 @@ using jx::Array;
 using jx::DType;
 
 // ---- shapes and axes ----
+// jnp.shape, jnp.ndim, jnp.size (e.g. jx::tree::map(jnp::shape, params)).
+inline Shape shape(const Array& a) { return a.shape(); }
+inline int ndim(const Array& a) { return a.ndim(); }
+inline int64_t size(const Array& a) { return a.size(); }
 // One dimension may be -1: it is inferred from the size.
 Array reshape(const Array& a, const Shape& shape);
 Array ravel(const Array& a);
