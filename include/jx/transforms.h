@@ -66,6 +66,19 @@ std::tuple<Args...> replace_args(const std::tuple<Args...>& args, const Diff& di
 
 // Whether f's result carries auxiliary data: std::pair<Array, Aux> or std::tuple<Array, Aux>
 // (JAX's `return loss, aux`). The type decides; there is no flag to get out of step with it.
+// The arguments at argnums Is (argument 0 when there are none), as a tuple.
+template <size_t... Is, class Tuple>
+auto diff_args(const Tuple& all) {
+  if constexpr (sizeof...(Is) == 0) return std::make_tuple(std::get<0>(all));
+  else return std::make_tuple(std::get<Is>(all)...);
+}
+// f applied to `all` with the arguments at argnums Is replaced by `diff`'s elements.
+template <size_t... Is, class F, class Tuple, class Diff>
+auto call_with_diff(F& f, const Tuple& all, const Diff& diff) {
+  if constexpr (sizeof...(Is) == 0) return std::apply(f, replace_args<0>(all, diff));
+  else return std::apply(f, replace_args<Is...>(all, diff));
+}
+
 template <class R>
 struct AuxSplit {
   using Value = R;
@@ -114,10 +127,7 @@ auto value_and_grad(F f) {
                   "number of arguments f is called with");
     constexpr bool single = sizeof...(Is) <= 1;
     auto all = std::tuple<std::decay_t<decltype(args)>...>(args...);
-    auto diff = [&] {
-      if constexpr (sizeof...(Is) == 0) return std::make_tuple(std::get<0>(all));
-      else return std::make_tuple(std::get<Is>(all)...);
-    }();
+    auto diff = ad::diff_args<Is...>(all);
     using Diff = decltype(diff);
     auto [leaves, def] = tree::flatten(diff);
     ad::check_differentiable_inputs("grad", leaves);
@@ -129,11 +139,7 @@ auto value_and_grad(F f) {
     tree::TreeDef aux_def;
     ad::FlatFn flat = [&](const std::vector<Array>& xs) {
       Diff d = tree::unflatten<Diff>(def, xs);
-      auto replaced = [&] {
-        if constexpr (sizeof...(Is) == 0) return ad::replace_args<0>(all, d);
-        else return ad::replace_args<Is...>(all, d);
-      }();
-      R r = std::apply(f, replaced);
+      R r = ad::call_with_diff<Is...>(f, all, d);
       std::vector<Array> outs;
       if constexpr (aux) {
         outs.push_back(Array(ad::AuxSplit<R>::value(r)));
@@ -293,10 +299,7 @@ auto jacobian(F f) {
                   "than the number of arguments f is called with");
     constexpr bool single = sizeof...(Is) <= 1;
     auto all = std::tuple<std::decay_t<decltype(args)>...>(args...);
-    auto diff = [&] {
-      if constexpr (sizeof...(Is) == 0) return std::make_tuple(std::get<0>(all));
-      else return std::make_tuple(std::get<Is>(all)...);
-    }();
+    auto diff = ad::diff_args<Is...>(all);
     using Diff = decltype(diff);
     auto [leaves, def] = tree::flatten(diff);
     using R = std::decay_t<decltype(f(args...))>;
@@ -308,11 +311,7 @@ auto jacobian(F f) {
     size_t num_diff = 0;
     FlatFn flat = [&](const std::vector<Array>& xs) {
       Diff d = tree::unflatten<Diff>(def, xs);
-      auto replaced = [&] {
-        if constexpr (sizeof...(Is) == 0) return replace_args<0>(all, d);
-        else return replace_args<Is...>(all, d);
-      }();
-      R r = std::apply(f, replaced);
+      R r = call_with_diff<Is...>(f, all, d);
       std::vector<Array> outs;
       if constexpr (Aux) {
         std::tie(outs, out_def) = tree::flatten(V(AuxSplit<R>::value(r)));

@@ -160,16 +160,17 @@ constexpr bool is_pytree() {
 template <class T>
 inline constexpr bool always_false_v = false;
 
-// (The static_asserts sit in the else branch so that they are the only error: a call to
-// the undefined traits would add its own first.)
+#define JX_TREESLOT_NOT_A_PYTREE_                                                         \
+  "jx::tree: params[\"k\"] on a non-const jx::Tree is a TreeSlot (a place that may not " \
+  "exist yet), not a pytree; pass the subtree as a Tree: jx::Tree(params[\"k\"]) or "    \
+  "std::as_const(params)[\"k\"]"
+
+// (The static_asserts come before any use of the traits, so that jx's message is the first
+// error: a call to the undefined traits would add its own first.)
 template <class T>
 void flatten_node(const T& x, Builder& b) {
-  if constexpr (std::is_same_v<T, TreeSlot>)
-    static_assert(always_false_v<T>,
-                  "jx::tree: params[\"k\"] on a non-const jx::Tree is a TreeSlot (a place that "
-                  "may not exist yet), not a pytree; pass the subtree as a Tree: "
-                  "jx::Tree(params[\"k\"]) or std::as_const(params)[\"k\"]");
-  else if constexpr (PytreeTraits<T>::defined)
+  static_assert(!std::is_same_v<T, TreeSlot>, JX_TREESLOT_NOT_A_PYTREE_);
+  if constexpr (PytreeTraits<T>::defined)
     PytreeTraits<T>::flatten(x, b);
   else
     static_assert(always_false_v<T>,
@@ -181,18 +182,15 @@ void flatten_node(const T& x, Builder& b) {
 
 template <class T>
 T unflatten_node(Reader& r) {
-  if constexpr (std::is_same_v<T, TreeSlot>)
-    static_assert(always_false_v<T>,
-                  "jx::tree: params[\"k\"] on a non-const jx::Tree is a TreeSlot (a place that "
-                  "may not exist yet), not a pytree; pass the subtree as a Tree: "
-                  "jx::Tree(params[\"k\"]) or std::as_const(params)[\"k\"]");
-  else if constexpr (PytreeTraits<T>::defined)
+  static_assert(!std::is_same_v<T, TreeSlot>, JX_TREESLOT_NOT_A_PYTREE_);
+  if constexpr (PytreeTraits<T>::defined)
     return PytreeTraits<T>::unflatten(r);
   else
     static_assert(always_false_v<T>,
                   "jx::tree: this type is not a pytree (register a struct with "
                   "JX_PYTREE(Type, fields...) in its namespace)");
 }
+#undef JX_TREESLOT_NOT_A_PYTREE_
 
 // Per-thread buffers reused across flattens; `busy` guards against a nested flatten (from a
 // user's PytreeTraits) reusing them while they are live.

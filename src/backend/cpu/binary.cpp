@@ -156,11 +156,38 @@ void run_typed(const void* a, const int64_t* as, const void* b, const int64_t* b
       if constexpr ((op == BinaryOp::Pow || op == BinaryOp::Atan2) && std::is_floating_point_v<T>) {
         // libm's vector variants: whole 64-byte vectors only, the remainder on a padded
         // copy, so that an element's bits do not depend on its position (unary.cpp's block).
+        // Each stride pattern gets its own loop: `pa[i * sa]` with a run-time stride needs
+        // gathers, which GCC does not use when tuning for generic AVX2, and the loop would
+        // then call scalar libm. Two broadcast scalars go through the padded block only
+        // (an invariant call in a loop would be hoisted out of it and made scalar).
         if (st[0] <= 1 && st[1] <= 1) {
           constexpr int64_t W = 64 / int64_t(sizeof(T));
-          const int64_t body = n - n % W, sa = st[0], sb = st[1];
+          const int64_t sa = st[0], sb = st[1];
+          const int64_t body = sa == 0 && sb == 0 ? 0 : n - n % W;
+          if (sa == 1 && sb == 1) {
 #pragma omp simd
-          for (int64_t i = 0; i < body; ++i) po[i] = elem<op, T, C, R>(pa[i * sa], pb[i * sb]);
+            for (int64_t i = 0; i < body; ++i) po[i] = elem<op, T, C, R>(pa[i], pb[i]);
+          } else if (sa == 1) {
+            const T y = pb[0];
+#pragma omp simd
+            for (int64_t i = 0; i < body; ++i) po[i] = elem<op, T, C, R>(pa[i], y);
+          } else if (sb == 1) {
+            const T x = pa[0];
+#pragma omp simd
+            for (int64_t i = 0; i < body; ++i) po[i] = elem<op, T, C, R>(x, pb[i]);
+          }
+          if (sa == 0 && sb == 0 && n > W) {  // one value, computed as the padded block does
+            T xa[W], xb[W];
+            R r[W];
+            for (int64_t i = 0; i < W; ++i) {
+              xa[i] = pa[0];
+              xb[i] = pb[0];
+            }
+#pragma omp simd
+            for (int64_t i = 0; i < W; ++i) r[i] = elem<op, T, C, R>(xa[i], xb[i]);
+            for (int64_t i = 0; i < n; ++i) po[i] = r[0];
+            return;
+          }
           if (body < n) {
             T xa[W], xb[W];
             R r[W];
