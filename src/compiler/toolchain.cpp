@@ -175,9 +175,13 @@ ToolchainConfig toolchain_config() {
   c.cxx_asked = env_or("JX_CXX", "c++");
   c.cxx = resolve_program(c.cxx_asked);
   // JX_JIT_MARCH is the -march jx itself was built with (CMake's JX_MARCH): generated code
-  // must call the same libm vector variants as the eager kernels.
+  // must call the same libm vector variants as the eager kernels. -fno-trapping-math lets
+  // GCC if-convert a fused loop's selects and NaN checks without AVX-512 masks; a loop it
+  // cannot vectorize would call scalar libm and differ from eager in the last bit. It
+  // changes no value (FP exceptions are never unmasked or read).
   c.flags = env_or("JX_CXXFLAGS", std::string("-O3 ") + JX_JIT_MARCH +
-                                      " -fopenmp -fPIC -shared -ffp-contract=off -fno-math-errno");
+                                      " -fopenmp -fPIC -shared -ffp-contract=off -fno-math-errno"
+                                      " -fno-trapping-math");
   const char* home = std::getenv("HOME");
   c.cache_dir = env_or("JX_CACHE_DIR", std::string(home && *home ? home : "/tmp") + "/.cache/jx");
   c.dump_dir = env_or("JX_DUMP_DIR", "");

@@ -5,7 +5,8 @@
 // (or threads) building the same library at once both end with a complete file.
 //
 // Environment: JX_CXX (compiler; default `c++` on PATH), JX_CXXFLAGS (default
-// `-O3 -march=<jx's own> -fopenmp -fPIC -shared -ffp-contract=off -fno-math-errno`: the
+// `-O3 -march=<jx's own> -fopenmp -fPIC -shared -ffp-contract=off -fno-math-errno
+// -fno-trapping-math` (so that fused loops with selects vectorize without AVX-512): the
 // -march jx was built with (CMake's JX_MARCH), so generated code calls the same libmvec
 // variants as the eager kernels; no multiply-add contraction, so that a*b+c rounds twice
 // as in the eager kernels; libmvec and libm are always linked), JX_CACHE_DIR (default ~/.cache/jx),
