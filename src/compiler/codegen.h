@@ -5,8 +5,11 @@
 // <cstring> (through ops/emit_prelude.h's kEmitPrelude) and never a jx header.
 //
 // Loops: an elementwise kernel whose reads are all at the output index (or scalars) is
-// one flat `#pragma omp simd` loop (`parallel for simd` when large); with broadcasting
-// reads it is an outer loop over rows and an inner simd loop over the last dim. A kernel
+// one flat `#pragma omp simd` loop (when large, a parallel loop over chunks of it); with
+// broadcasting reads it is an outer loop over rows and an inner simd loop over the last
+// dim. These loops run whole blocks of 16 elements, as the eager kernels do, so that every
+// element goes through the same vector libm call; the remainder (and rows shorter than
+// 16) runs the same code on padded copies of its inputs ("lanes" blocks). A kernel
 // with reductions is a row kernel: an outer (parallel) loop over the kept index, inside
 // it one simd loop per phase of independent reductions (softmax: max, then sum of
 // exp(x - max)), then the per-row results, then a simd loop writing the elementwise
@@ -14,7 +17,9 @@
 //
 // Hoisting: values that do not depend on the loop indices -- computed only from literals,
 // one-element inputs and broadcasts of such values (Adam's 1 / (1 - pow(0.9, t))) -- are
-// computed once in a prologue before every loop; one-element outputs computed from them
+// computed once in a prologue before every loop (itself a 16-lane loop with every lane
+// alike, taken from lane 0, so that its libm calls are vector calls too); one-element
+// outputs computed from them
 // are written there too, after all the prologue's reads (a donated scalar may share its
 // buffer with such an output). Values that use a reduction result or an iota over a
 // non-unit dim stay in the loops. In a row kernel, elementwise outputs that use no
