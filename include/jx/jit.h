@@ -89,8 +89,7 @@ namespace jit_detail {
 // What f receives for a call argument of type T, and how.
 template <class T>
 struct Arg {
-  using traced = T;  // with floating scalars traced
-  using plain = T;   // with every non-Array leaf static
+  using traced = T;  // what f receives when floating scalars are traced
   static const T& trace(const T& v) { return v; }
   static const T& plain_value(const T& v) { return v; }
 };
@@ -98,14 +97,12 @@ template <class T>
   requires std::is_floating_point_v<T>
 struct Arg<T> {
   using traced = Array;
-  using plain = T;
   static Array trace(T v) { return Array(v); }
   static T plain_value(T v) { return v; }
 };
 template <class T>
 struct Arg<StaticArg<T>> {
   using traced = T;
-  using plain = T;
   static const T& trace(const StaticArg<T>& v) { return v.value; }
   static const T& plain_value(const StaticArg<T>& v) { return v.value; }
 };

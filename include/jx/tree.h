@@ -355,8 +355,6 @@ class TreeSlot {
   // Writes that create the slot first (as an empty dict or list) when it is missing.
   void insert(std::string key, Tree value) const;
   void push_back(Tree value) const;
-  // The path from the tree, for messages: ['Dense_0']['kernel'].
-  std::string path_str() const;
 
  private:
   friend class Tree;

@@ -343,10 +343,9 @@ class KernelWriter {
       const std::string key = str("x", var, "[0]");
       std::string hit = lookup(key);
       if (!hit.empty()) return hit;
-      const std::string T = ctype(dtype_of(var)), pad = str(prefix_, "xpad", counter_++);
-      prologue_.decls += str(T, " ", pad, "[", kLanes, "];\n");
-      prologue_.fills += str(pad, "[l] = in", it->second, "[0];\n");
-      return define(kPrologue, dtype_of(var), "x", key, str(pad, "[l]"));
+      const std::string pad =
+          pad_copy(prologue_.decls, prologue_.fills, dtype_of(var), str("in", it->second, "[0]"));
+      return define(kPrologue, dtype_of(var), "x", key, pad + "[l]");
     }
     const int scope = scope_for(m);
     // Index variables of the scope: offsets are computed there.
@@ -546,10 +545,14 @@ class KernelWriter {
 
   // A padded copy of one read (or index) of every lane, filled before the lane loop.
   std::string lane_pad(DType t, const std::string& key, const std::string& expr) {
+    return define(0, t, "x", key, pad_copy(pad_decls_, pad_fills_, t, expr) + "[l]");
+  }
+  // A kLanes array of `t` declared in `decls` and filled (lane l) with `expr` in `fills`.
+  std::string pad_copy(std::string& decls, std::string& fills, DType t, const std::string& expr) {
     const std::string T = ctype(t), pad = str(prefix_, "pad", counter_++);
-    pad_decls_ += str(T, " ", pad, "[", kLanes, "];\n");
-    pad_fills_ += str(pad, "[l] = static_cast<", T, ">(", expr, ");\n");
-    return define(0, t, "x", key, str(pad, "[l]"));
+    decls += str(T, " ", pad, "[", kLanes, "];\n");
+    fills += str(pad, "[l] = static_cast<", T, ">(", expr, ");\n");
+    return pad;
   }
 
   // Lanes padded past `count` repeat element `base`, so every read is in bounds and the

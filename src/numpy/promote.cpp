@@ -22,12 +22,19 @@ std::vector<Array> promote_inexact(std::vector<Array> xs) {
   return xs;
 }
 
-Shape broadcast_shapes(const char* op, const std::vector<Shape>& shapes) {
+namespace {
+// The first pair of sizes that do not broadcast, and their axis (counted from the end).
+struct Mismatch {
+  int64_t have = 0, got = 0, axis = 0;
+};
+
+// NumPy's broadcast of `shapes` into `out`; false, with `m` set, at the first mismatch.
+bool broadcast_into(const std::vector<Shape>& shapes, Shape& out, Mismatch& m) {
   size_t rank = 0;
   for (const auto& s : shapes) rank = std::max(rank, s.size());
-  Shape out(rank, 1);
+  out = Shape(rank, 1);
   for (const auto& s : shapes) {
-    size_t off = rank - s.size();
+    const size_t off = rank - s.size();
     for (size_t i = 0; i < s.size(); ++i) {
       int64_t d = s[i], &o = out[off + i];
       if (d == o || d == 1) continue;
@@ -35,11 +42,22 @@ Shape broadcast_shapes(const char* op, const std::vector<Shape>& shapes) {
         o = d;
         continue;
       }
-      std::string all;
-      for (size_t k = 0; k < shapes.size(); ++k) all += (k ? " and " : "") + shape_str(shapes[k]);
-      throw ShapeError(str("[", op, "] shapes ", all, " are incompatible for broadcasting: ", o,
-                           " vs ", d, " at axis ", off + i - rank));
+      m = {o, d, int64_t(off + i) - int64_t(rank)};
+      return false;
     }
+  }
+  return true;
+}
+}  // namespace
+
+Shape broadcast_shapes(const char* op, const std::vector<Shape>& shapes) {
+  Shape out;
+  Mismatch m;
+  if (!broadcast_into(shapes, out, m)) {
+    std::string all;
+    for (size_t k = 0; k < shapes.size(); ++k) all += (k ? " and " : "") + shape_str(shapes[k]);
+    throw ShapeError(str("[", op, "] shapes ", all, " are incompatible for broadcasting: ", m.have,
+                         " vs ", m.got, " at axis ", m.axis));
   }
   return out;
 }
@@ -78,14 +96,12 @@ Array check_shapes_and_apply(LaxBinary f, std::vector<Array> xs) {
 }  // namespace
 
 void check_broadcast(const char* op, const Array& a, const Array& b) {
-  const Shape &sa = a.shape(), &sb = b.shape();
-  const size_t rank = std::max(sa.size(), sb.size());
-  for (size_t i = 1; i <= rank; ++i) {
-    const int64_t x = i <= sa.size() ? sa[sa.size() - i] : 1, y = i <= sb.size() ? sb[sb.size() - i] : 1;
-    if (x != y && x != 1 && y != 1)
-      throw ShapeError(str("[", op, "] shapes ", type_str(a.dtype(), sa), " and ", type_str(b.dtype(), sb),
-                           " do not broadcast: ", x, " vs ", y, " at axis -", i));
-  }
+  Shape out;
+  Mismatch m;
+  if (!broadcast_into({a.shape(), b.shape()}, out, m))
+    throw ShapeError(str("[", op, "] shapes ", type_str(a.dtype(), a.shape()), " and ",
+                         type_str(b.dtype(), b.shape()), " do not broadcast: ", m.have, " vs ", m.got,
+                         " at axis ", m.axis));
 }
 
 Array binary(const char* op, LaxBinary f, const Array& a, const Array& b) {

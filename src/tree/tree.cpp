@@ -139,12 +139,6 @@ TreeSlot Tree::operator[](const char* key) { return (*this)[std::string_view(key
 
 // ---- TreeSlot ----
 
-std::string TreeSlot::path_str() const {
-  std::string s;
-  for (const std::string& k : path_) s += jx::str("[", quote(k), "]");
-  return s;
-}
-
 Tree& TreeSlot::get() const {
   const Tree* t = root_;
   std::string where;
