@@ -2,7 +2,9 @@
 // binary ops must have the same dtype; shapes must have equal rank with dims equal or 1
 // (size-1 dims broadcast). jx::numpy adds NumPy's promotion and rank broadcasting.
 #pragma once
+#include <functional>
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -195,5 +197,126 @@ struct DotDimensionNumbers {
 Array dot_general(const Array& lhs, const Array& rhs, const DotDimensionNumbers& dnums,
                   std::optional<DType> preferred_element_type = std::nullopt);
 Array dot(const Array& lhs, const Array& rhs);  // rank 1 or 2
+
+// ---- convolution and windowed reductions ----
+// Padding of the spatial (or window) dims: "SAME", "SAME_LOWER", "VALID", or one explicit
+// (lo, hi) pair per dim. SAME pads so that out = ceil(in / stride), the odd cell at the
+// end (SAME_LOWER: at the start).
+class Padding {
+ public:
+  using Pairs = std::vector<std::pair<int64_t, int64_t>>;
+  Padding(const char* name) : name_(name) {}
+  Padding(std::string name) : name_(std::move(name)) {}
+  Padding(Pairs pairs) : pairs_(std::move(pairs)) {}
+  Padding(std::initializer_list<std::pair<int64_t, int64_t>> pairs) : pairs_(pairs) {}
+  bool is_named() const { return !name_.empty(); }
+  const std::string& name() const { return name_; }
+  const Pairs& pairs() const { return pairs_; }
+  // Explicit pairs for an operand of spatial sizes `in` and a window of (dilated) sizes
+  // `window` at `strides`; `op` names the caller in errors.
+  Pairs resolve(const char* op, const std::vector<int64_t>& in, const std::vector<int64_t>& window,
+                const std::vector<int64_t>& strides) const;
+
+ private:
+  std::string name_;
+  Pairs pairs_;
+};
+// jax.lax.padtype_to_pads.
+Padding::Pairs padtype_to_pads(const std::vector<int64_t>& in_shape,
+                               const std::vector<int64_t>& window_shape,
+                               const std::vector<int64_t>& window_strides,
+                               const std::string& padding);
+
+// Each spec lists dims as (batch, feature, spatial...) for lhs and out, (out feature, in
+// feature, spatial...) for rhs; spatial dims are in the order the rhs string names them.
+struct ConvDimensionNumbers {
+  std::vector<int64_t> lhs_spec, rhs_spec, out_spec;
+  friend bool operator==(const ConvDimensionNumbers&, const ConvDimensionNumbers&) = default;
+};
+// What conv_general_dilated accepts as dimension numbers: none (NCHW, OIHW, NCHW and
+// their 1-D/3-D kin), three strings such as {"NHWC", "HWIO", "NHWC"}, or the numbers.
+class ConvDimensions {
+ public:
+  ConvDimensions() = default;
+  ConvDimensions(ConvDimensionNumbers dn) : numbers_(std::move(dn)), given_(true) {}
+  ConvDimensions(std::string lhs, std::string rhs, std::string out)
+      : strings_{std::move(lhs), std::move(rhs), std::move(out)}, given_(true) {}
+  ConvDimensionNumbers resolve(const char* op, int64_t lhs_ndim, int64_t rhs_ndim) const;
+  bool given() const { return given_; }
+
+ private:
+  std::vector<std::string> strings_;
+  ConvDimensionNumbers numbers_;
+  bool given_ = false;
+};
+// jax.lax.conv_dimension_numbers.
+ConvDimensionNumbers conv_dimension_numbers(const Shape& lhs_shape, const Shape& rhs_shape,
+                                            const ConvDimensions& dimension_numbers);
+
+// Dilations: empty means all 1 (jax's None). String padding with an lhs dilation is an
+// error, as in jax (use explicit pairs or conv_transpose).
+Array conv_general_dilated(const Array& lhs, const Array& rhs,
+                           const std::vector<int64_t>& window_strides, const Padding& padding,
+                           const std::vector<int64_t>& lhs_dilation = {},
+                           const std::vector<int64_t>& rhs_dilation = {},
+                           const ConvDimensions& dimension_numbers = {},
+                           int64_t feature_group_count = 1, int64_t batch_group_count = 1,
+                           std::optional<DType> preferred_element_type = std::nullopt);
+// NCHW / OIHW with SAME or VALID padding.
+Array conv(const Array& lhs, const Array& rhs, const std::vector<int64_t>& window_strides,
+           const Padding& padding, std::optional<DType> preferred_element_type = std::nullopt);
+Array conv_with_general_padding(const Array& lhs, const Array& rhs,
+                                const std::vector<int64_t>& window_strides,
+                                const Padding& padding, const std::vector<int64_t>& lhs_dilation,
+                                const std::vector<int64_t>& rhs_dilation,
+                                std::optional<DType> preferred_element_type = std::nullopt);
+// A fractionally strided convolution (jax.lax.conv_transpose); default dimension numbers
+// are NHWC / HWIO / NHWC and their 1-D/3-D kin. transpose_kernel flips the spatial dims
+// and swaps I and O, which makes it the gradient of conv (Keras' Conv2DTranspose).
+Array conv_transpose(const Array& lhs, const Array& rhs, const std::vector<int64_t>& strides,
+                     const Padding& padding, const std::vector<int64_t>& rhs_dilation = {},
+                     const ConvDimensions& dimension_numbers = {}, bool transpose_kernel = false,
+                     std::optional<DType> preferred_element_type = std::nullopt,
+                     bool use_consistent_padding = false);
+
+// Windowed reductions over every dim of the operand. Strides and dilations: empty means
+// all 1. base_dilation spreads the operand's elements apart (holes hold the init value).
+Array reduce_window_sum(const Array& operand, const std::vector<int64_t>& window_dimensions,
+                        const std::vector<int64_t>& window_strides, const Padding& padding,
+                        const std::vector<int64_t>& base_dilation = {},
+                        const std::vector<int64_t>& window_dilation = {});
+Array reduce_window_max(const Array& operand, const std::vector<int64_t>& window_dimensions,
+                        const std::vector<int64_t>& window_strides, const Padding& padding,
+                        const std::vector<int64_t>& base_dilation = {},
+                        const std::vector<int64_t>& window_dilation = {});
+Array reduce_window_min(const Array& operand, const std::vector<int64_t>& window_dimensions,
+                        const std::vector<int64_t>& window_strides, const Padding& padding,
+                        const std::vector<int64_t>& base_dilation = {},
+                        const std::vector<int64_t>& window_dilation = {});
+// jax.lax.reduce_window: `computation` combines two scalars. add with init 0, max with
+// init -inf (or the lowest value), min with +inf (or the highest) bind the three
+// primitives above; anything else binds the generic reduce_window.
+using WindowComputation = std::function<Array(const Array&, const Array&)>;
+Array reduce_window(const Array& operand, const Array& init_value,
+                    const WindowComputation& computation,
+                    const std::vector<int64_t>& window_dimensions,
+                    const std::vector<int64_t>& window_strides, const Padding& padding,
+                    const std::vector<int64_t>& base_dilation = {},
+                    const std::vector<int64_t>& window_dilation = {});
+// The building blocks of max/min pooling's derivatives (XLA's SelectAndScatter): each
+// window's selected element (the first max for ge, min for le) of `operand` receives the
+// sum of the `source` values of the windows that selected it ...
+enum class WindowSelect { ge, le };
+Array select_and_scatter_add(const Array& source, const Array& operand, WindowSelect select,
+                             const std::vector<int64_t>& window_dimensions,
+                             const std::vector<int64_t>& window_strides,
+                             const Padding::Pairs& padding);
+// ... and, for each window, the `tangents` value at the selected element of `operand`.
+Array select_and_gather_add(const Array& tangents, const Array& operand, WindowSelect select,
+                            const std::vector<int64_t>& window_dimensions,
+                            const std::vector<int64_t>& window_strides,
+                            const Padding::Pairs& padding,
+                            const std::vector<int64_t>& base_dilation = {},
+                            const std::vector<int64_t>& window_dilation = {});
 
 }  // namespace jx::lax

@@ -16,6 +16,8 @@ void register_cumulative_sort();
 void register_shape();
 void register_indexing();
 void register_dot();
+void register_conv();
+void register_windowed();
 void register_random();
 void register_ad();
 void register_control();  // src/control
@@ -52,6 +54,8 @@ void register_all() {
   register_shape();
   register_indexing();
   register_dot();
+  register_conv();
+  register_windowed();
   register_random();
   register_ad();
   register_control();

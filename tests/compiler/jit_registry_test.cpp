@@ -158,6 +158,35 @@ std::vector<Op> rank2_ops(DType t) {
     add_op("scatter_min", [](const Arrays& a) { return a[0].at(0).min(a[1](0)); });
     add_op("scatter_max", [](const Arrays& a) { return a[0].at(0).max(a[1](0)); });
   }
+  if (t != DType::Bool) {
+    // A 1-D convolution over the [7, 13] operands read as NWC (1, 7, 13) and WIO (7, 13, 1).
+    add_op("conv_general_dilated", [](const Arrays& a) {
+      return lax::conv_general_dilated(lax::reshape(a[0], {1, 7, 13}), lax::reshape(a[1], {7, 13, 1}),
+                                       {2}, "SAME", {}, {}, {"NWC", "WIO", "NWC"});
+    });
+  }
+  // Windowed reductions (ops/windowed.cpp): opaque primitives that jit runs by their impl.
+  {
+    const std::vector<int64_t> w{2, 2}, st{1, 2};
+    const lax::Padding::Pairs pad{{1, 0}, {0, 1}};
+    add_op("reduce_window_max", [=](const Arrays& a) { return lax::reduce_window_max(a[0], w, st, pad); });
+    add_op("reduce_window_min", [=](const Arrays& a) { return lax::reduce_window_min(a[0], w, st, pad, {2, 1}); });
+    if (t != DType::Bool) {
+      add_op("reduce_window_sum", [=](const Arrays& a) { return lax::reduce_window_sum(a[0], w, st, pad, {}, {1, 2}); });
+      add_op("reduce_window", [=](const Arrays& a) {
+        return lax::reduce_window(a[0], lax::convert_element_type(Array(1), a[0].dtype()),
+                                  [](const Array& u, const Array& v) { return lax::mul(u, v); }, w, st, pad);
+      });
+    }
+    if (is_floating(t)) {
+      add_op("select_and_scatter_add", [=](const Arrays& a) {
+        return lax::select_and_scatter_add(lax::reduce_window_max(a[1], w, st, pad), a[0], lax::WindowSelect::ge, w, st, pad);
+      });
+      add_op("select_and_gather_add", [=](const Arrays& a) {
+        return lax::select_and_gather_add(a[1], a[0], lax::WindowSelect::le, w, st, pad);
+      });
+    }
+  }
   if (is_floating(t)) {
     add_op("cumlogsumexp", [](const Arrays& a) { return lax::cumlogsumexp(a[0], 1); });
     ops.back().tol = Tol::Ulps;

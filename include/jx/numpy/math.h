@@ -3,6 +3,7 @@
 // Functions that need an inexact result (divide, sqrt, exp, ...) promote integers and bools
 // to float32.
 #pragma once
+#include <string>
 #include <optional>
 
 #include "jx/array.h"
@@ -96,6 +97,12 @@ Array isneginf(const Array& x);
 // NaN -> nan, +inf -> posinf (default: the dtype's max), -inf -> neginf (default: lowest).
 Array nan_to_num(const Array& x, double nan = 0.0, std::optional<double> posinf = std::nullopt,
                  std::optional<double> neginf = std::nullopt);
+
+// ---- convolution (1-D, as numpy; jx::lax::conv_general_dilated for the rest) ----
+// mode "full" (default), "same" or "valid"; ints promote to float.
+Array convolve(const Array& a, const Array& v, const std::string& mode = "full");
+// mode "valid" (default), "same" or "full".
+Array correlate(const Array& a, const Array& v, const std::string& mode = "valid");
 
 // ---- comparison ----
 Array equal(const Array& x, const Array& y);

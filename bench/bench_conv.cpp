@@ -1,0 +1,76 @@
+// The tutorial CNN's two conv layers at batch 128, NHWC/HWIO, 3x3 SAME, float32: forward
+// alone (GFLOP/s, against the FMA peak) and forward plus both backward passes (vjp: the
+// input and the weight gradient), eager and jitted. PyTorch's side: bench/peers/torch_conv.py;
+// bench/conv.sh runs both and the peak in one go and prints the ratios.
+#include <benchmark/benchmark.h>
+
+#include "jx/jx.h"
+
+namespace {
+
+namespace jnp = jx::numpy;
+namespace lax = jx::lax;
+using jx::Array;
+
+struct Layer {
+  int64_t n, h, c, o;
+};
+const Layer kLayers[] = {{128, 28, 1, 32}, {128, 14, 32, 64}};
+
+Array conv(const Array& x, const Array& w) {
+  return lax::conv_general_dilated(x, w, {1, 1}, "SAME", {}, {}, {"NHWC", "HWIO", "NHWC"});
+}
+
+void set_flops(benchmark::State& st, const Layer& l, double passes) {
+  st.counters["GFLOP/s"] = benchmark::Counter(
+      passes * 2.0 * double(l.n * l.h * l.h * l.c * l.o * 9) * 1e-9,
+      benchmark::Counter::kIsIterationInvariantRate);
+}
+
+void BM_conv_fwd(benchmark::State& st) {
+  const Layer& l = kLayers[st.range(0)];
+  Array k = jx::random::PRNGKey(0);
+  Array x = jx::random::normal(k, {l.n, l.h, l.h, l.c}), w = jx::random::normal(k, {3, 3, l.c, l.o});
+  for (auto _ : st) {
+    Array y = conv(x, w);
+    benchmark::DoNotOptimize(y.impl().get());
+  }
+  set_flops(st, l, 1);
+}
+
+void BM_conv_fwd_bwd(benchmark::State& st) {
+  const Layer& l = kLayers[st.range(0)];
+  Array k = jx::random::PRNGKey(0);
+  Array x = jx::random::normal(k, {l.n, l.h, l.h, l.c}), w = jx::random::normal(k, {3, 3, l.c, l.o});
+  Array ct = jx::random::normal(k, {l.n, l.h, l.h, l.o});
+  for (auto _ : st) {
+    auto [y, f_vjp] = jx::vjp(conv, x, w);
+    auto [dx, dw] = f_vjp(ct);
+    benchmark::DoNotOptimize(dw.impl().get());
+  }
+  set_flops(st, l, 3);
+}
+
+void BM_conv_fwd_bwd_jit(benchmark::State& st) {
+  const Layer& l = kLayers[st.range(0)];
+  Array k = jx::random::PRNGKey(0);
+  Array x = jx::random::normal(k, {l.n, l.h, l.h, l.c}), w = jx::random::normal(k, {3, 3, l.c, l.o});
+  Array ct = jx::random::normal(k, {l.n, l.h, l.h, l.o});
+  auto step = jx::jit([](const Array& x, const Array& w, const Array& ct) {
+    auto [y, f_vjp] = jx::vjp(conv, x, w);
+    auto [dx, dw] = f_vjp(ct);
+    return std::make_tuple(y, dx, dw);
+  });
+  for (auto _ : st) {
+    auto out = step(x, w, ct);
+    benchmark::DoNotOptimize(std::get<2>(out).impl().get());
+  }
+  set_flops(st, l, 3);
+}
+
+}  // namespace
+
+BENCHMARK(BM_conv_fwd)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_conv_fwd_bwd)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_conv_fwd_bwd_jit)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_MAIN();
