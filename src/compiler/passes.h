@@ -33,6 +33,8 @@ class KeepClosed {
 ir::Jaxpr eliminate_common_subexpressions(const ir::Jaxpr& j);
 // pass_dce.cpp: drops equations and constvars whose results are unused.
 ir::Jaxpr eliminate_dead_code(const ir::Jaxpr& j);
+// pass_conv_epilogue.cpp: folds a bias add and a relu into the convolution before them.
+ir::Jaxpr fuse_conv_epilogues(const ir::Jaxpr& j);
 
 namespace passes {
 

@@ -1,7 +1,8 @@
 // The pass pipeline, as Halide's Lower.cpp: a fixed, linear list of passes, each logged
-// and dumped. Inlining runs once (nothing later creates calls); simplify, fold, CSE and
-// DCE then repeat until a whole round changes nothing (each can expose work for the
-// others: folding makes `x * 1` visible to simplify, simplify leaves dead producers).
+// and dumped. Inlining runs once (nothing later creates calls); simplify, fold, CSE, DCE
+// and the convolution epilogues then repeat until a whole round changes nothing (each can
+// expose work for the others: folding makes `x * 1` visible to simplify, simplify leaves
+// dead producers, an epilogue leaves the convolution it replaced to DCE).
 #include "compiler/pipeline.h"
 
 #include <atomic>
@@ -174,6 +175,7 @@ const std::vector<Pass>& default_pipeline() {
       {"fold", fold_constants},
       {"cse", eliminate_common_subexpressions},
       {"dce", eliminate_dead_code},
+      {"epilogue", fuse_conv_epilogues},
   };
   return passes;
 }

@@ -1,5 +1,6 @@
 // The fixed pass pipeline that compile() runs before fusion: inlining of nested jit
-// calls, DCE, CSE, constant folding, algebraic simplification. One pass per file
+// calls, DCE, CSE, constant folding, algebraic simplification, convolution epilogues.
+// One pass per file
 // (compiler/pass_<name>.cpp); each maps a jaxpr to an equivalent one.
 #pragma once
 #include <string>
