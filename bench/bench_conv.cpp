@@ -1,6 +1,7 @@
 // The tutorial CNN's two conv layers at batch 128, NHWC/HWIO, 3x3 SAME, float32: forward
 // alone (GFLOP/s, against the FMA peak) and forward plus both backward passes (vjp: the
-// input and the weight gradient), eager and jitted. PyTorch's side: bench/peers/torch_conv.py;
+// input and the weight gradient), eager and jitted; and conv + bias + relu, eager against
+// jit (which folds the bias and relu into the call). PyTorch's side: bench/peers/torch_conv.py;
 // bench/conv.sh runs both and the peak in one go and prints the ratios.
 #include <benchmark/benchmark.h>
 
@@ -68,8 +69,29 @@ void BM_conv_fwd_bwd_jit(benchmark::State& st) {
   set_flops(st, l, 3);
 }
 
+// A conv layer's forward as a model writes it: relu(conv(x, w) + b). Eager runs three
+// ops; jit folds the bias and the relu into the convolution's call (the epilogue pass).
+Array conv_bias_relu(const Array& x, const Array& w, const Array& b) {
+  return jnp::maximum(conv(x, w) + b, 0.0f);
+}
+
+void BM_conv_bias_relu(benchmark::State& st) {
+  const Layer& l = kLayers[st.range(0)];
+  Array k = jx::random::PRNGKey(0);
+  Array x = jx::random::normal(k, {l.n, l.h, l.h, l.c}), w = jx::random::normal(k, {3, 3, l.c, l.o});
+  Array b = jx::random::normal(k, {l.o});
+  auto jitted = jx::jit(conv_bias_relu);
+  for (auto _ : st) {
+    Array y = st.range(1) ? jitted(x, w, b) : conv_bias_relu(x, w, b);
+    benchmark::DoNotOptimize(y.impl().get());
+  }
+  set_flops(st, l, 1);
+}
+
 }  // namespace
 
+BENCHMARK(BM_conv_bias_relu)->ArgsProduct({{0, 1}, {0, 1}})->ArgNames({"layer", "jit"})
+    ->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_conv_fwd)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_conv_fwd_bwd)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_conv_fwd_bwd_jit)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
