@@ -10,6 +10,7 @@
 #include "jx/error.h"
 #include "jx/jit.h"
 #include "jx/lax.h"
+#include "jx/nn.h"
 #include "jx/numpy.h"
 #include "jx/random.h"
 #include "jx/shape.h"
