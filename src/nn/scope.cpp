@@ -9,6 +9,7 @@
 #include <set>
 
 #include "jx/nn/module.h"
+#include "nn/root_state.h"
 #include "jx/numpy.h"
 #include "jx/random.h"
 #include "support/sha1.h"
@@ -23,16 +24,6 @@ bool Mutable::contains(std::string_view col) const {
 }
 
 namespace detail {
-
-struct RootState {
-  Tree variables = Tree::dict();  // collection -> module path... -> name -> value
-  std::map<std::string, Array> rngs;
-  Mutable mutable_ = Mutable::none();
-  bool initializing = false;
-  // make_rng's counters, by module path and stream (Flax keeps them per scope and reuses
-  // a child's when the child is pushed again, so a path's counters persist in a call).
-  std::map<std::pair<std::vector<std::string>, std::string>, uint64_t> rng_counters;
-};
 
 namespace {
 
@@ -200,6 +191,27 @@ Tree mutable_variables_of(const RootState& root) {
       out.insert(root.variables.keys()[i], root.variables.children()[i]);
   return out;
 }
+
+bool recording() { return !g_frames.empty() && g_frames.back().root->recording; }
+
+size_t record_begin(const std::string& type, std::string inputs) {
+  Frame& f = current("tabulate");
+  f.root->records.push_back(CallRecord{f.path, type, std::move(inputs), ""});
+  return f.root->records.size() - 1;
+}
+
+void record_end(size_t index, std::string outputs) {
+  current("tabulate").root->records[index].outputs = std::move(outputs);
+}
+
+std::string describe_value(const Array& a) {
+  if (!a.valid()) return "";
+  std::string s = str(dtype_name(a.dtype()), "[");
+  for (size_t i = 0; i < a.shape().size(); ++i) s += str(i ? "," : "", a.shape()[i]);
+  return s + "]";
+}
+
+void start_recording(RootState& root) { root.recording = true; }
 
 const Array* find_param(std::string_view name, const Shape& expected) {
   Frame& f = current("param");

@@ -299,6 +299,13 @@ TEST(NnModule, ApplyUnderJitGradVmap) {
   vm["params"]["TinyDense_1"]["kernel"] = k.at(0, 0).add(-eps);
   const double fd = (loss(vp, x64, t64).item<double>() - loss(vm, x64, t64).item<double>()) / (2 * eps);
   EXPECT_NEAR(g["params"]["TinyDense_1"]["kernel"].array()(0, 0).item<double>(), fd, 1e-7);
+  // Under checkpoint (remat) the gradient is the same.
+  auto remat_loss = jx::checkpoint([&](const Tree& params, const Array& xs, const Array& ts) {
+    return jnp::mean(jnp::square(model.apply(params, xs) - ts));
+  });
+  Tree gr = jx::grad(remat_loss)(v64, x64, t64);
+  jx::testing::expect_close(gr["params"]["TinyDense_0"]["kernel"].array(),
+                            g["params"]["TinyDense_0"]["kernel"].array(), 1e-12, 1e-12, "checkpoint");
   // Per-example gradients: vmap(grad) equals a loop.
   auto per_example = jx::vmap(jx::grad(loss), {.in_axes = {jx::none, 0, 0}})(v64, x64, t64);
   for (int64_t i = 0; i < 6; ++i) {

@@ -239,47 +239,131 @@ class Bound {
   std::shared_ptr<detail::RootState> root_;
 };
 
+namespace detail {
+
+// nn::tabulate's record of the calls of one init: each module's path and class, its
+// arguments' and its result's types, in call order.
+bool recording();
+size_t record_begin(const std::string& type, std::string inputs);
+void record_end(size_t index, std::string outputs);
+std::string describe_value(const Array& a);
+inline std::string describe_value(bool b) { return b ? "true" : "false"; }
+inline std::string describe_value(const std::optional<Array>& a) { return a ? describe_value(*a) : ""; }
+template <class V>
+std::string describe_value(const V&) {
+  return "";
+}
+template <class... V>
+std::string describe_values(const V&... v);
+template <class... V>
+std::string describe_value(const std::tuple<V...>& t) {
+  return std::apply([](const auto&... v) { return describe_values(v...); }, t);
+}
+template <class... V>
+std::string describe_values(const V&... v) {
+  std::string s;
+  [[maybe_unused]] auto add = [&](const std::string& d) {
+    if (!d.empty()) s += (s.empty() ? "" : "\n") + d;
+  };
+  (add(describe_value(v)), ...);
+  return s;
+}
+
+// What Module<T> and JX_NN_MODULE give a module type M whose body is M::call.
+// A member-function pointer as the first argument runs that method in the submodule's
+// scope instead of call (e.g. weight tying: embed(&nn::Embed::attend, h)).
+template <class M, class... A>
+auto call_as_child(const M& m, A&&... args)
+    -> decltype(invoke_body(m, std::forward_as_tuple(std::forward<A>(args)...))) {
+  ChildCall scope(type_name(typeid(M)), explicit_name(m));
+  if (!recording()) return invoke_body(m, std::forward_as_tuple(std::forward<A>(args)...));
+  const size_t index = record_begin(type_name(typeid(M)), describe_values(args...));
+  auto y = invoke_body(m, std::forward_as_tuple(std::forward<A>(args)...));
+  record_end(index, describe_values(y));
+  return y;
+}
+template <class M, class... A>
+auto run_as_root(const M& m, const std::shared_ptr<RootState>& root, A&&... args) {
+  RootCall call(root);
+  return invoke_body(m, positional(std::forward<A>(args)...));
+}
+// init: every collection created, except "intermediates" unless a Mutable says otherwise.
+template <class M, class... A>
+auto init_with_output(const M& m, const Rngs& rngs, A&&... args) {
+  auto root = make_root(Tree::dict(), rngs,
+                        option<Mutable>(args...).value_or(Mutable::all_except({"intermediates"})), true,
+                        "init");
+  auto y = run_as_root(m, root, std::forward<A>(args)...);
+  return std::make_pair(std::move(y), variables_of(*root));
+}
+// apply: y, or with a Mutable the pair (y, the mutable collections after the call).
+template <class M, class... A>
+auto apply(const M& m, const Tree& variables, A&&... args) {
+  constexpr bool has_mutable = (std::is_same_v<std::decay_t<A>, Mutable> || ...);
+  auto root = make_root(variables, option<Rngs>(args...).value_or(Rngs{}),
+                        option<Mutable>(args...).value_or(Mutable::none()), false, "apply");
+  if constexpr (has_mutable) {
+    auto y = run_as_root(m, root, std::forward<A>(args)...);
+    return std::make_pair(std::move(y), mutable_variables_of(*root));
+  } else {
+    return run_as_root(m, root, std::forward<A>(args)...);
+  }
+}
+
+}  // namespace detail
+
+// The members of a module type whose body is `call` (what Module<T> gives by inheritance),
+// for a module written as a plain aggregate: `struct Block { ...; Array call(Array x) const;
+// JX_NN_MODULE(Block) };`. An aggregate without a base class keeps designated
+// initializers free of GCC's -Wextra missing-initializer warning.
+#define JX_NN_MODULE(T)                                                                    \
+  template <class... A>                                                                    \
+  decltype(auto) operator()(A&&... args) const {                                           \
+    return ::jx::nn::detail::call_as_child(*this, std::forward<A>(args)...);               \
+  }                                                                                        \
+  template <class... A>                                                                    \
+  ::jx::Tree init(const ::jx::nn::Rngs& rngs, A&&... args) const {                         \
+    return ::jx::nn::detail::init_with_output(*this, rngs, std::forward<A>(args)...).second; \
+  }                                                                                        \
+  template <class... A>                                                                    \
+  auto init_with_output(const ::jx::nn::Rngs& rngs, A&&... args) const {                   \
+    return ::jx::nn::detail::init_with_output(*this, rngs, std::forward<A>(args)...);      \
+  }                                                                                        \
+  template <class... A>                                                                    \
+  auto apply(const ::jx::Tree& variables, A&&... args) const {                             \
+    return ::jx::nn::detail::apply(*this, variables, std::forward<A>(args)...);            \
+  }                                                                                        \
+  ::jx::nn::Bound<T> bind(const ::jx::Tree& variables, const ::jx::nn::Rngs& rngs = {},   \
+                          ::jx::nn::Mutable mutable_ = ::jx::nn::Mutable::none()) const {  \
+    return ::jx::nn::Bound<T>(*this, ::jx::nn::detail::make_root(variables, rngs,          \
+                                                                 std::move(mutable_), false, "bind")); \
+  }
+
 // The base of a user module: T defines `call(...)` (its body) and derives from Module<T>.
 template <class T>
 struct Module {
   // As a submodule, inside another module's call.
   template <class... A>
   decltype(auto) operator()(A&&... args) const {
-    static_assert(requires(const T& t) { &T::call; },
+    static_assert(requires { &T::call; },
                   "a jx::nn module defines its body as `call(...)` (Flax's __call__); "
                   "Module<T> provides operator(), which runs call in the module's scope");
-    detail::ChildCall scope(detail::type_name(typeid(T)), detail::explicit_name(self()));
-    return self().call(std::forward<A>(args)...);
+    return detail::call_as_child(self(), std::forward<A>(args)...);
   }
-
-  // variables = init(key or Rngs, args..., [nn::Mutable]): every collection created,
-  // except "intermediates" unless a Mutable says otherwise.
+  // variables = init(key or Rngs, args..., [nn::Mutable]).
   template <class... A>
   Tree init(const Rngs& rngs, A&&... args) const {
-    return init_with_output(rngs, std::forward<A>(args)...).second;
+    return detail::init_with_output(self(), rngs, std::forward<A>(args)...).second;
   }
   template <class... A>
   auto init_with_output(const Rngs& rngs, A&&... args) const {
-    auto root = detail::make_root(Tree::dict(), rngs,
-                                  detail::option<Mutable>(args...).value_or(Mutable::all_except({"intermediates"})),
-                                  true, "init");
-    auto y = run(root, std::forward<A>(args)...);
-    return std::make_pair(std::move(y), detail::variables_of(*root));
+    return detail::init_with_output(self(), rngs, std::forward<A>(args)...);
   }
   // y = apply(variables, args..., [nn::Rngs], [nn::Mutable]); with a Mutable, the pair
   // (y, the mutable collections after the call).
   template <class... A>
   auto apply(const Tree& variables, A&&... args) const {
-    constexpr bool has_mutable = (std::is_same_v<std::decay_t<A>, Mutable> || ...);
-    auto root = detail::make_root(variables, detail::option<Rngs>(args...).value_or(Rngs{}),
-                                  detail::option<Mutable>(args...).value_or(Mutable::none()), false,
-                                  "apply");
-    if constexpr (has_mutable) {
-      auto y = run(root, std::forward<A>(args)...);
-      return std::make_pair(std::move(y), detail::mutable_variables_of(*root));
-    } else {
-      return run(root, std::forward<A>(args)...);
-    }
+    return detail::apply(self(), variables, std::forward<A>(args)...);
   }
   Bound<T> bind(const Tree& variables, const Rngs& rngs = {}, Mutable mutable_ = Mutable::none()) const {
     return Bound<T>(self(), detail::make_root(variables, rngs, std::move(mutable_), false, "bind"));
@@ -287,12 +371,32 @@ struct Module {
 
  private:
   const T& self() const { return static_cast<const T&>(*this); }
-  template <class... A>
-  auto run(const std::shared_ptr<detail::RootState>& root, A&&... args) const {
-    detail::RootCall call(root);
-    return detail::invoke_body(self(), detail::positional(std::forward<A>(args)...));
-  }
 };
+
+namespace detail {
+void start_recording(RootState& root);
+// The table of a recorded init: path, module, inputs, outputs, and each collection's
+// variables with their counts and bytes, as flax.linen.tabulate prints it.
+std::string format_table(const RootState& root);
+}  // namespace detail
+
+// The module tree of `model` initialized on `args`: one row per module call with its path,
+// class, input and output types and its own variables (counts and bytes per collection),
+// then the totals (flax.linen.tabulate).
+template <class M, class... A>
+std::string tabulate(const M& model, const Rngs& rngs, A&&... args) {
+  auto root = detail::make_root(Tree::dict(), rngs, Mutable::all_except({"intermediates"}), true, "tabulate");
+  detail::start_recording(*root);
+  {
+    detail::RootCall call(root);
+    auto pos = detail::positional(std::forward<A>(args)...);
+    const size_t index = detail::record_begin(detail::type_name(typeid(M)),
+                                              std::apply([](const auto&... a) { return detail::describe_values(a...); }, pos));
+    auto y = detail::invoke_body(model, std::move(pos));
+    detail::record_end(index, detail::describe_values(y));
+  }
+  return detail::format_table(*root);
+}
 
 // ---- template definitions ----
 template <class Init>
