@@ -24,11 +24,11 @@ namespace jx::nn {
 struct Dense {
   int64_t features = 0;
   bool use_bias = true;
-  std::optional<DType> dtype;  // the computation dtype; none: promoted from inputs and params
+  std::optional<DType> dtype{};  // the computation dtype; none: promoted from inputs and params
   DType param_dtype = DType::Float32;
   initializers::Initializer kernel_init = initializers::lecun_normal();
   initializers::Initializer bias_init = initializers::zeros_init();
-  std::optional<std::string> name;
+  std::optional<std::string> name{};
 
   Array call(const Array& inputs) const;
   JX_NN_MODULE(Dense)
@@ -41,17 +41,18 @@ struct Dense {
 // (rank = spatial dims + 1) get one for the call; several batch dims are flattened.
 struct Conv {
   int64_t features = 0;
-  std::vector<int64_t> kernel_size;
-  std::vector<int64_t> strides;
+  std::vector<int64_t> kernel_size{};
+  std::vector<int64_t> strides{};
   lax::Padding padding = "SAME";
-  std::vector<int64_t> input_dilation, kernel_dilation;
+  std::vector<int64_t> input_dilation{};
+  std::vector<int64_t> kernel_dilation{};
   int64_t feature_group_count = 1;
   bool use_bias = true;
-  std::optional<DType> dtype;
+  std::optional<DType> dtype{};
   DType param_dtype = DType::Float32;
   initializers::Initializer kernel_init = initializers::lecun_normal();
   initializers::Initializer bias_init = initializers::zeros_init();
-  std::optional<std::string> name;
+  std::optional<std::string> name{};
 
   Array call(const Array& inputs) const;
   JX_NN_MODULE(Conv)
@@ -62,10 +63,10 @@ struct Conv {
 // The identity when deterministic or rate == 0.
 struct Dropout {
   double rate = 0.0;
-  std::vector<int64_t> broadcast_dims;
-  std::optional<bool> deterministic;
+  std::vector<int64_t> broadcast_dims{};
+  std::optional<bool> deterministic{};
   std::string rng_collection = "dropout";
-  std::optional<std::string> name;
+  std::optional<std::string> name{};
 
   // deterministic: the call's value, else the field's (one of the two must be given).
   Array call(const Array& inputs, std::optional<bool> deterministic = std::nullopt,
@@ -79,18 +80,18 @@ struct Dropout {
 // batch_stats {mean, var} <- momentum * old + (1 - momentum) * batch. Evaluation: uses
 // the running statistics. params {scale, bias}.
 struct BatchNorm {
-  std::optional<bool> use_running_average;
+  std::optional<bool> use_running_average{};
   std::vector<int64_t> axis = {-1};
   double momentum = 0.99;
   double epsilon = 1e-5;
-  std::optional<DType> dtype;
+  std::optional<DType> dtype{};
   DType param_dtype = DType::Float32;
   bool use_bias = true;
   bool use_scale = true;
   initializers::Initializer bias_init = initializers::zeros_init();
   initializers::Initializer scale_init = initializers::ones_init();
   bool use_fast_variance = true;
-  std::optional<std::string> name;
+  std::optional<std::string> name{};
 
   Array call(const Array& x, std::optional<bool> use_running_average = std::nullopt) const;
   JX_NN_MODULE(BatchNorm)

@@ -275,9 +275,10 @@ std::string describe_values(const V&... v) {
 template <class M, class... A>
 auto call_as_child(const M& m, A&&... args)
     -> decltype(invoke_body(m, std::forward_as_tuple(std::forward<A>(args)...))) {
-  ChildCall scope(type_name(typeid(M)), explicit_name(m));
+  static const std::string type = type_name(typeid(M));
+  ChildCall scope(type, explicit_name(m));
   if (!recording()) return invoke_body(m, std::forward_as_tuple(std::forward<A>(args)...));
-  const size_t index = record_begin(type_name(typeid(M)), describe_values(args...));
+  const size_t index = record_begin(type, describe_values(args...));
   auto y = invoke_body(m, std::forward_as_tuple(std::forward<A>(args)...));
   record_end(index, describe_values(y));
   return y;
