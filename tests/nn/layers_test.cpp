@@ -249,6 +249,37 @@ TEST(NnLayers, Tabulate) {
             "Total Parameters: 50 (200 B)\n");
 }
 
+TEST(NnLayers, SetupStyleChildren) {
+  // Children declared as fields with names (Flax's setup), called in call.
+  struct Block : nn::Module<Block> {
+    nn::Dense proj{.features = 8, .name = "proj"};
+    nn::Dense out{.features = 2, .name = "out"};
+    Array call(const Array& x) const { return out(nn::relu(proj(x))); }
+  };
+  Tree v = Block{}.init(jr::PRNGKey(0), jnp::ones({1, 3}));
+  EXPECT_EQ(v.str(), "{'params': {'proj': {'kernel': f32[3,8], 'bias': f32[8]}, 'out': {'kernel': "
+                     "f32[8,2], 'bias': f32[2]}}}");
+}
+
+TEST(NnLayers, PerExampleGradientsOfTheTutorialMlp) {
+  MLP model;
+  Array x = jr::normal(jr::PRNGKey(1), {4, 28, 28, 1}, DType::Float64);
+  Array labels = jnp::array<int32_t>({1, 3, 5, 7});
+  Tree v = jx::tree::map([](const Array& a) { return a.astype(DType::Float64); },
+                         model.init(jr::PRNGKey(0), x.astype(DType::Float32)));
+  auto loss = [&](const Tree& params, const Array& xi, const Array& yi) {
+    Array logits = model.apply(params, jnp::expand_dims(xi, 0));
+    return -jnp::sum(nn::log_softmax(logits) * nn::one_hot(jnp::expand_dims(yi, 0), 10, DType::Float64));
+  };
+  Tree per_example = jx::vmap(jx::grad(loss), {.in_axes = {jx::none, 0, 0}})(v, x, labels);
+  for (int64_t i = 0; i < 4; ++i) {
+    Tree gi = jx::grad(loss)(v, x(i), labels(i));
+    for (const char* layer : {"Dense_0", "Dense_2"})
+      expect_close(per_example["params"][layer]["kernel"].array()(i), gi["params"][layer]["kernel"].array(),
+                   1e-12, 1e-10, std::string(layer) + " example " + std::to_string(i));
+  }
+}
+
 TEST(NnLayers, CnnUnderJitGradVmap) {
   CNN model;
   Array x = jr::normal(jr::PRNGKey(1), {4, 28, 28, 1});
