@@ -5,69 +5,33 @@
 #include <benchmark/benchmark.h>
 
 #include "jx/jx.h"
+#include "nn/tutorial_models.h"
 
 namespace {
 
-namespace jnp = jx::numpy;
 namespace jr = jx::random;
-namespace nn = jx::nn;
 using jx::Array;
 using jx::Tree;
 
-struct MLP : nn::Module<MLP> {
-  Array call(Array x) const {
-    x = x.reshape({x.shape(0), -1});
-    x = nn::relu(nn::Dense{.features = 512}(x));
-    x = nn::relu(nn::Dense{.features = 512}(x));
-    return nn::Dense{.features = 10}(x);
-  }
-};
-Array mlp_by_hand(const Tree& v, Array x) {
-  const Tree& p = v["params"];
-  auto dense = [&](const char* n, const Array& h) { return jnp::matmul(h, p[n]["kernel"].array()) + p[n]["bias"].array(); };
-  x = x.reshape({x.shape(0), -1});
-  x = nn::relu(dense("Dense_0", x));
-  x = nn::relu(dense("Dense_1", x));
-  return dense("Dense_2", x);
-}
-
-struct CNN : nn::Module<CNN> {
-  Array call(Array x) const {
-    x = nn::relu(nn::Conv{.features = 32, .kernel_size = {3, 3}}(x));
-    x = nn::max_pool(x, {2, 2}, {.strides = {2, 2}});
-    x = nn::relu(nn::Conv{.features = 64, .kernel_size = {3, 3}}(x));
-    x = x.reshape({x.shape(0), -1});
-    x = nn::relu(nn::Dense{.features = 256}(x));
-    return nn::Dense{.features = 10}(x);
-  }
-};
-Array cnn_by_hand(const Tree& v, Array x) {
-  const Tree& p = v["params"];
-  auto conv = [&](const char* n, const Array& h) {
-    return jx::lax::conv_general_dilated(h, p[n]["kernel"].array(), {1, 1}, "SAME", {}, {},
-                                         {"NHWC", "HWIO", "NHWC"}) + p[n]["bias"].array();
-  };
-  auto dense = [&](const char* n, const Array& h) { return jnp::matmul(h, p[n]["kernel"].array()) + p[n]["bias"].array(); };
-  x = nn::relu(conv("Conv_0", x));
-  x = jx::lax::reduce_window_max(x, {1, 2, 2, 1}, {1, 2, 2, 1}, "VALID");
-  x = nn::relu(conv("Conv_1", x));
-  x = x.reshape({x.shape(0), -1});
-  x = nn::relu(dense("Dense_0", x));
-  return dense("Dense_1", x);
-}
-
-template <class Model>
-void run(benchmark::State& st, const Model& model, Array (*by_hand)(const Tree&, Array)) {
+void BM_mlp(benchmark::State& st) {
   Array x = jr::normal(jr::PRNGKey(1), {128, 28, 28, 1});
+  tutorial::MLP model;
   Tree v = model.init(jr::PRNGKey(0), x);
   for (auto _ : st) {
-    Array y = st.range(0) ? model.apply(v, x) : by_hand(v, x);
+    Array y = st.range(0) ? model.apply(v, x) : tutorial::mlp_by_hand(v, x);
     benchmark::DoNotOptimize(y.impl().get());
   }
 }
 
-void BM_mlp(benchmark::State& st) { run(st, MLP{}, mlp_by_hand); }
-void BM_cnn(benchmark::State& st) { run(st, CNN{}, cnn_by_hand); }
+void BM_cnn(benchmark::State& st) {
+  Array x = jr::normal(jr::PRNGKey(1), {128, 28, 28, 1});
+  tutorial::CNN model;
+  Tree v = model.init(jr::PRNGKey(0), x, true);
+  for (auto _ : st) {
+    Array y = st.range(0) ? model.apply(v, x, true) : tutorial::cnn_by_hand(v, x);
+    benchmark::DoNotOptimize(y.impl().get());
+  }
+}
 
 }  // namespace
 

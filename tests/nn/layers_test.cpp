@@ -9,6 +9,7 @@
 
 #include "jx/jx.h"
 #include "testing/check_grads.h"
+#include "nn/tutorial_models.h"
 #include "testing/golden.h"
 
 namespace {
@@ -35,29 +36,8 @@ void expect_golden(const std::string& name, const Array& x, double tol = 1e-12) 
 
 // ---- the tutorial's models ----
 
-struct MLP : nn::Module<MLP> {  // step 4
-  Array call(Array x) const {
-    x = x.reshape({x.shape(0), -1});
-    x = nn::relu(nn::Dense{.features = 512}(x));
-    x = nn::relu(nn::Dense{.features = 512}(x));
-    return nn::Dense{.features = 10}(x);
-  }
-};
-
-struct CNN : nn::Module<CNN> {  // the full example
-  int64_t num_classes = 10;
-  Array call(Array x, bool deterministic) const {
-    x = nn::Conv{.features = 32, .kernel_size = {3, 3}}(x);
-    x = nn::relu(x);
-    x = nn::max_pool(x, {2, 2}, {.strides = {2, 2}});
-    x = nn::Conv{.features = 64, .kernel_size = {3, 3}}(x);
-    x = nn::relu(x);
-    x = x.reshape({x.shape(0), -1});
-    x = nn::Dense{.features = 256}(x);
-    x = nn::Dropout{.rate = 0.1}(x, deterministic);
-    return nn::Dense{.features = num_classes}(nn::relu(x));
-  }
-};
+using tutorial::CNN;  // the full example
+using tutorial::MLP;  // step 4
 
 struct StatefulModule : nn::Module<StatefulModule> {  // step 10
   Array call(Array x, bool train) const {

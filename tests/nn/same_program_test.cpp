@@ -6,6 +6,7 @@
 #include "compiler/jit_testing.h"
 #include "compiler/pipeline.h"
 #include "jx/jx.h"
+#include "nn/tutorial_models.h"
 
 namespace {
 
@@ -16,47 +17,8 @@ using jx::Array;
 using jx::Tree;
 using Arrays = std::vector<Array>;
 
-struct MLP : nn::Module<MLP> {
-  Array call(Array x) const {
-    x = x.reshape({x.shape(0), -1});
-    x = nn::relu(nn::Dense{.features = 512}(x));
-    x = nn::relu(nn::Dense{.features = 512}(x));
-    return nn::Dense{.features = 10}(x);
-  }
-};
-Array mlp_by_hand(const Tree& v, Array x) {
-  const Tree& p = v["params"];
-  auto dense = [&](const char* n, const Array& h) { return jnp::matmul(h, p[n]["kernel"].array()) + p[n]["bias"].array(); };
-  x = x.reshape({x.shape(0), -1});
-  x = nn::relu(dense("Dense_0", x));
-  x = nn::relu(dense("Dense_1", x));
-  return dense("Dense_2", x);
-}
-
-struct CNN : nn::Module<CNN> {
-  Array call(Array x) const {
-    x = nn::relu(nn::Conv{.features = 32, .kernel_size = {3, 3}}(x));
-    x = nn::max_pool(x, {2, 2}, {.strides = {2, 2}});
-    x = nn::relu(nn::Conv{.features = 64, .kernel_size = {3, 3}}(x));
-    x = x.reshape({x.shape(0), -1});
-    x = nn::relu(nn::Dense{.features = 256}(x));
-    return nn::Dense{.features = 10}(x);
-  }
-};
-Array cnn_by_hand(const Tree& v, Array x) {
-  const Tree& p = v["params"];
-  auto conv = [&](const char* n, const Array& h) {
-    return jx::lax::conv_general_dilated(h, p[n]["kernel"].array(), {1, 1}, "SAME", {}, {},
-                                         {"NHWC", "HWIO", "NHWC"}) + p[n]["bias"].array();
-  };
-  auto dense = [&](const char* n, const Array& h) { return jnp::matmul(h, p[n]["kernel"].array()) + p[n]["bias"].array(); };
-  x = nn::relu(conv("Conv_0", x));
-  x = jx::lax::reduce_window_max(x, {1, 2, 2, 1}, {1, 2, 2, 1}, "VALID");
-  x = nn::relu(conv("Conv_1", x));
-  x = x.reshape({x.shape(0), -1});
-  x = nn::relu(dense("Dense_0", x));
-  return dense("Dense_1", x);
-}
+using tutorial::CNN;
+using tutorial::MLP;
 
 template <class F>
 std::string optimized(F f, const Tree& v, const Array& x) {
@@ -77,11 +39,11 @@ TEST(NnSameProgram, MlpAndCnnCompileToTheHandWrittenProgram) {
   MLP mlp;
   Tree vm = mlp.init(jr::PRNGKey(0), x);
   EXPECT_EQ(optimized([&](const Tree& v, const Array& xs) { return mlp.apply(v, xs); }, vm, x),
-            optimized(mlp_by_hand, vm, x));
+            optimized(tutorial::mlp_by_hand, vm, x));
   CNN cnn;
-  Tree vc = cnn.init(jr::PRNGKey(0), x);
-  EXPECT_EQ(optimized([&](const Tree& v, const Array& xs) { return cnn.apply(v, xs); }, vc, x),
-            optimized(cnn_by_hand, vc, x));
+  Tree vc = cnn.init(jr::PRNGKey(0), x, true);
+  EXPECT_EQ(optimized([&](const Tree& v, const Array& xs) { return cnn.apply(v, xs, true); }, vc, x),
+            optimized(tutorial::cnn_by_hand, vc, x));
 }
 
 }  // namespace
