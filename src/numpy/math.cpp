@@ -2,6 +2,7 @@
 #include <cmath>
 
 #include "core/array_impl.h"
+#include "jx/custom_derivatives.h"
 #include "jx/numpy.h"
 #include "numpy/promote.h"
 #include "support/str.h"
@@ -220,22 +221,61 @@ Array log10(const Array& x) {
 Array sqrt(const Array& x) { return lax::sqrt(inexact1(x)); }
 Array cbrt(const Array& x) { return lax::cbrt(inexact1(x)); }
 
-Array logaddexp(const Array& x1, const Array& x2) {
-  auto v = broadcast_ranks(detail::promote_inexact({x1, x2}));
-  Array amax = lax::max(v[0], v[1]);
-  Array delta = lax::sub(v[0], v[1]);
+namespace {
+
+Array logaddexp_value(const Array& x1, const Array& x2) {
+  Array amax = lax::max(x1, x2);
+  Array delta = lax::sub(x1, x2);
   // NaN delta: NaN operands or infinities of the same sign, where x1 + x2 is right.
-  return lax::select(lax::ne(delta, delta), lax::add(v[0], v[1]),
+  return lax::select(lax::ne(delta, delta), lax::add(x1, x2),
                      lax::add(amax, lax::log1p(lax::exp(lax::neg(lax::abs(delta))))));
 }
 
-Array logaddexp2(const Array& x1, const Array& x2) {
-  auto v = broadcast_ranks(detail::promote_inexact({x1, x2}));
-  Array amax = lax::max(v[0], v[1]);
-  Array delta = lax::sub(v[0], v[1]);
-  Array ln2 = const_like(v[0], M_LN2);
-  return lax::select(lax::ne(delta, delta), lax::add(v[0], v[1]),
+Array logaddexp2_value(const Array& x1, const Array& x2) {
+  Array amax = lax::max(x1, x2);
+  Array delta = lax::sub(x1, x2);
+  Array ln2 = const_like(x1, M_LN2);
+  return lax::select(lax::ne(delta, delta), lax::add(x1, x2),
                      lax::add(amax, lax::div(lax::log1p(lax::exp2(lax::neg(lax::abs(delta)))), ln2)));
+}
+
+// JAX's _replace_inf: +inf becomes 0, so that exp(x - out) is exp(0) = 1 rather than NaN
+// when an argument and the result are both +inf.
+Array replace_posinf(const Array& x) {
+  return lax::select(lax::eq(x, const_like(x, INFINITY)), const_like(x, 0.0), x);
+}
+
+}  // namespace
+
+// As JAX, a custom_jvp: d/dx1 = exp(x1 - out), d/dx2 = exp(x2 - out), which is 1/2 each
+// where x1 == x2 (differentiating the max-based body would give 1 and 0, or 0 and 0).
+Array logaddexp(const Array& x1, const Array& x2) {
+  static const auto with_rule = jx::custom_jvp(logaddexp_value).defjvp(
+      [](const std::tuple<Array, Array>& primals, const std::tuple<Array, Array>& tangents) {
+        const auto& [a, b] = primals;
+        const auto& [ta, tb] = tangents;
+        Array out = logaddexp_value(a, b);
+        Array r = replace_posinf(out);
+        return std::pair(out, lax::add(lax::mul(ta, lax::exp(lax::sub(replace_posinf(a), r))),
+                                       lax::mul(tb, lax::exp(lax::sub(replace_posinf(b), r)))));
+      });
+  auto v = broadcast_ranks(detail::promote_inexact({x1, x2}));
+  return with_rule(v[0], v[1]);
+}
+
+// d/dx1 = 2^(x1 - out), d/dx2 = 2^(x2 - out) (JAX's custom_jvp of logaddexp2).
+Array logaddexp2(const Array& x1, const Array& x2) {
+  static const auto with_rule = jx::custom_jvp(logaddexp2_value).defjvp(
+      [](const std::tuple<Array, Array>& primals, const std::tuple<Array, Array>& tangents) {
+        const auto& [a, b] = primals;
+        const auto& [ta, tb] = tangents;
+        Array out = logaddexp2_value(a, b);
+        Array r = replace_posinf(out);
+        return std::pair(out, lax::add(lax::mul(ta, lax::exp2(lax::sub(replace_posinf(a), r))),
+                                       lax::mul(tb, lax::exp2(lax::sub(replace_posinf(b), r)))));
+      });
+  auto v = broadcast_ranks(detail::promote_inexact({x1, x2}));
+  return with_rule(v[0], v[1]);
 }
 
 Array hypot(const Array& x1, const Array& x2) {

@@ -11,6 +11,7 @@
 
 #include "jx/lax.h"
 #include "jx/numpy.h"
+#include "jx/transforms.h"
 
 namespace {
 
@@ -419,6 +420,26 @@ TEST(MathErrors, MessagesNameTheOpAndTheFix) {
   }
   EXPECT_THROW(jnp::sign(jnp::array<bool>({true})), jx::DTypeError);
   EXPECT_THROW(~f, jx::DTypeError);
+}
+
+TEST(NumpyMath, LogaddexpDerivativesAsJax) {
+  // JAX's custom_jvp: d/dx1 = exp(x1 - out), d/dx2 = exp(x2 - out): 1/2 each at x1 == x2.
+  auto f = [](const Array& a, const Array& b) { return jnp::sum(jnp::logaddexp(a, b)); };
+  Array a = jnp::array<double>({0.0, 1.0, -3.0, INFINITY});
+  Array b = jnp::array<double>({0.0, 3.0, -3.0, 1.0});
+  auto [ga, gb] = jx::grad<0, 1>(f)(a, b);
+  std::vector<double> va = ga.to_vector<double>(), vb = gb.to_vector<double>();
+  EXPECT_DOUBLE_EQ(va[0], 0.5);
+  EXPECT_DOUBLE_EQ(vb[0], 0.5);
+  EXPECT_NEAR(va[1], 1.0 / (1.0 + std::exp(2.0)), 1e-15);
+  EXPECT_NEAR(va[1] + vb[1], 1.0, 1e-15);
+  // At (+inf, 1) JAX's rule replaces the +inf of x1 and out by 0: exp(0 - 0), exp(1 - 0).
+  EXPECT_DOUBLE_EQ(va[3], 1.0);
+  EXPECT_DOUBLE_EQ(vb[3], std::exp(1.0));
+  auto f2 = [](const Array& a, const Array& b) { return jnp::sum(jnp::logaddexp2(a, b)); };
+  auto [g2a, g2b] = jx::grad<0, 1>(f2)(a, b);
+  EXPECT_DOUBLE_EQ(g2a.to_vector<double>()[0], 0.5);
+  EXPECT_DOUBLE_EQ(g2b.to_vector<double>()[2], 0.5);
 }
 
 }  // namespace
