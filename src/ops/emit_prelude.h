@@ -162,6 +162,45 @@ template <class T> static inline T jx_ipow(T x, int64_t y) {
     return T(acc);
   }
 }
+// jx_ipow with the exponent known when the kernel is generated: the same multiplications in
+// the same order, unrolled at compile time, so that the loop around it stays a simd loop
+// (GCC does not vectorize a loop containing jx_ipow's exponent loop: "control flow in loop").
+template <uint64_t E, bool First, class T> static inline T jx_ipow_unrolled(T acc, T x) {
+  if constexpr (E == 0) {
+    return acc;
+  } else {
+    if constexpr ((E & 1) != 0) {
+      if constexpr (First) acc = x;
+      else acc = acc * x;
+    }
+    if constexpr ((E >> 1) > 0) return jx_ipow_unrolled<(E >> 1), First && (E & 1) == 0, T>(acc, x * x);
+    else return acc;
+  }
+}
+template <uint64_t E, class U> static inline U jx_uipow_unrolled(U acc, U base) {
+  if constexpr (E == 0) {
+    return acc;
+  } else {
+    if constexpr ((E & 1) != 0) acc = acc * base;
+    return jx_uipow_unrolled<(E >> 1), U>(acc, base * base);
+  }
+}
+template <int64_t Y, class T> static inline T jx_ipow_c(T x) {
+  if constexpr (std::is_floating_point_v<T>) {
+    if constexpr (Y == 0) {
+      return T(1);
+    } else {
+      constexpr uint64_t E = Y < 0 ? uint64_t(-Y) : uint64_t(Y);
+      T acc = jx_ipow_unrolled<E, true, T>(T(1), x);
+      if constexpr (Y < 0) return T(1) / acc;
+      else return acc;
+    }
+  } else if constexpr (Y >= 0) {
+    return T(jx_uipow_unrolled<uint64_t(Y), uint64_t>(1, uint64_t(x)));
+  } else {
+    return jx_ipow(x, Y);
+  }
+}
 
 template <class T> static inline T jx_popcount(T x) {
   using U = std::make_unsigned_t<T>;

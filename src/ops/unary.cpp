@@ -326,9 +326,9 @@ std::string unary_emit(std::span<const std::string> args, std::span<const Aval> 
   } else if constexpr (P == Prim::Rsqrt) {
     return str("((", T, ")1 / std::sqrt", x, ")");
   } else if constexpr (P == Prim::Square) {
-    return str("jx_ipow(", args[0], ", 2)");
+    return str("jx_ipow_c<2>(", args[0], ")");
   } else if constexpr (P == Prim::IntegerPow) {
-    return str("jx_ipow(", args[0], ", ", params.i("y"), ")");
+    return str("jx_ipow_c<", params.i("y"), ">(", args[0], ")");
   } else if constexpr (P == Prim::Not) {
     return t == DType::Bool ? str("(!", x, ")") : str("((", T, ")~", x, ")");
   } else if constexpr (P == Prim::PopulationCount) {

@@ -62,8 +62,8 @@ TEST(Emit, Unary) {
   EXPECT_EQ(emit(Prim::IsFinite, {f32}), "((bool)std::isfinite(a))");
   EXPECT_EQ(emit(Prim::Round, {f32}, Params{{"rounding_method", int64_t(0)}}), "jx_round_away(a)");
   EXPECT_EQ(emit(Prim::Round, {f32}, Params{{"rounding_method", int64_t(1)}}), "jx_round_even(a)");
-  EXPECT_EQ(emit(Prim::IntegerPow, {f64}, Params{{"y", int64_t(-3)}}), "jx_ipow(a, -3)");
-  EXPECT_EQ(emit(Prim::Square, {i32}), "jx_ipow(a, 2)");
+  EXPECT_EQ(emit(Prim::IntegerPow, {f64}, Params{{"y", int64_t(-3)}}), "jx_ipow_c<-3>(a)");
+  EXPECT_EQ(emit(Prim::Square, {i32}), "jx_ipow_c<2>(a)");
   EXPECT_EQ(emit(Prim::Not, {b1}), "(!(a))");
   EXPECT_EQ(emit(Prim::Not, {u8}), "((uint8_t)~(a))");
   EXPECT_EQ(emit(Prim::Clz, {i64}), "jx_clz(a)");
@@ -130,7 +130,7 @@ TEST(Emit, PreludeDefinesEveryHelperTheRulesCall) {
   const std::string prelude = jx::ops::kEmitPrelude;
   for (const char* h : {"jx_logistic", "jx_sign", "jx_round_even", "jx_round_away", "jx_floor",
                         "jx_ceil", "jx_rem", "jx_div", "jx_nextafter", "jx_popcount", "jx_clz",
-                        "jx_max", "jx_min", "jx_clamp", "jx_abs", "jx_ipow", "jx_shift_left",
+                        "jx_max", "jx_min", "jx_clamp", "jx_abs", "jx_ipow", "jx_ipow_c", "jx_shift_left",
                         "jx_shift_right_logical", "jx_shift_right_arithmetic", "jx_select_n",
                         "jx_convert", "jx_bitcast"})
     EXPECT_TRUE(std::regex_search(prelude, std::regex(std::string("static inline \\w+ ") + h + "\\(")))
