@@ -515,7 +515,11 @@ std::vector<TreeDef> TreeDef::children() const {
     c.nodes_.assign(nodes_.begin() + j, nodes_.begin() + end);
     // Re-pack only the strings this subtree uses.
     for (detail::Node& n : c.nodes_) {
-      if (n.str_len == 0) continue;
+      // An empty dict or string keeps no bytes; its offset must not point past this pool.
+      if (n.str_len == 0) {
+        n.str_off = 0;
+        continue;
+      }
       uint32_t off = uint32_t(c.pool_.size());
       c.pool_.append(pool_, n.str_off, n.str_len);
       n.str_off = off;

@@ -415,6 +415,12 @@ TEST(Tree, TreeDefChildrenAndTuple) {
   EXPECT_EQ(TreeDef::tuple(ch), def);
   EXPECT_EQ(TreeDef::tuple(ch).hash(), def.hash());
   EXPECT_EQ(TreeDef::tuple({}).str(), "PyTreeDef(())");
+  // An empty dict after a dict with keys (an optimizer's empty state after the params):
+  // its child keeps no string bytes.
+  std::tuple<std::map<std::string, Array>, std::map<std::string, Array>> e{{{"w", f32(1)}}, {}};
+  auto ech = jx::tree::structure(e).children();
+  EXPECT_EQ(ech[1].str(), "PyTreeDef({})");
+  EXPECT_EQ(TreeDef::tuple(ech), jx::tree::structure(e));
 }
 
 TEST(Tree, UnflattenErrors) {
