@@ -19,51 +19,39 @@ namespace jnp = jx::numpy;
 namespace jr = jx::random;
 using jx::Array;
 
-// One dense layer, y = x @ w + b, with w stored [in, out] as Flax stores its kernels.
-struct Linear {
-  Array w, b;
-};
-JX_PYTREE(Linear, w, b)
-using Params = std::vector<Linear>;
-
-// Adam's moments and step count, a pytree of the same shape as the parameters (optax.adam).
-struct AdamState {
-  Params mu, nu;
-  Array count;  // int32 scalar: the number of updates made so far
-};
-JX_PYTREE(AdamState, mu, nu, count)
-
-struct TrainState {
-  Params params;
-  AdamState opt;
-};
-JX_PYTREE(TrainState, params, opt)
+// Parameters as a Flax model names them: {"Dense_0": {"kernel": [784, 256], "bias": [256]}, ...},
+// kernels stored [in, out].
+using jx::Tree;
+namespace optim = jx::optim;
 
 constexpr double kDropout = 0.1;
-constexpr double kLearningRate = 1e-3, kBeta1 = 0.9, kBeta2 = 0.999, kEps = 1e-8;
+constexpr double kLearningRate = 1e-3;
 
 // PyTorch's nn.Linear init: kaiming_uniform(a=sqrt(5)) for w, which is U(-1/sqrt(in), 1/sqrt(in)),
 // and the same bound for b.
-Params init_mlp(Array key, const std::vector<int64_t>& sizes) {
-  Params params;
+Tree init_mlp(Array key, const std::vector<int64_t>& sizes) {
+  Tree params = Tree::dict();
   for (size_t i = 0; i + 1 < sizes.size(); ++i) {
     auto [next, kw, kb] = jr::split<3>(key);
     key = next;
     double bound = 1.0 / std::sqrt(double(sizes[i]));
-    params.push_back({jr::uniform(kw, {sizes[i], sizes[i + 1]}, jx::DType::Float32, -bound, bound),
-                      jr::uniform(kb, {sizes[i + 1]}, jx::DType::Float32, -bound, bound)});
+    params.insert("Dense_" + std::to_string(i),
+                  Tree{{"kernel", jr::uniform(kw, {sizes[i], sizes[i + 1]}, jx::DType::Float32, -bound, bound)},
+                       {"bias", jr::uniform(kb, {sizes[i + 1]}, jx::DType::Float32, -bound, bound)}});
   }
   return params;
 }
 
 // Logits for a batch of uint8 images. With a key, dropout as nn.Dropout in training mode:
 // zero each hidden unit with probability 0.1 and scale the kept ones by 1/0.9.
-Array forward(const Params& params, const Array& images, const std::optional<Array>& dropout_key) {
+Array forward(const Tree& params, const Array& images, const std::optional<Array>& dropout_key) {
   Array h = images.reshape({images.shape(0), -1}).astype(jx::DType::Float32) / 255.0;
   std::optional<Array> key = dropout_key;
-  for (size_t i = 0; i < params.size(); ++i) {
-    h = jnp::matmul(h, params[i].w) + params[i].b;
-    if (i + 1 == params.size()) break;
+  const size_t layers = params.size();
+  for (size_t i = 0; i < layers; ++i) {
+    const Tree& dense = params["Dense_" + std::to_string(i)];
+    h = jnp::matmul(h, dense["kernel"].array()) + dense["bias"].array();
+    if (i + 1 == layers) break;
     h = jnp::maximum(h, 0.0);
     if (key) {
       auto [next, sub] = jr::split<2>(*key);
@@ -83,39 +71,21 @@ Array cross_entropy(const Array& logits, const Array& labels) {
   return -jnp::mean(jnp::sum(log_probs * one_hot, 1));
 }
 
-Array loss_fn(const Params& params, const Array& images, const Array& labels, const Array& key) {
+Array loss_fn(const Tree& params, const Array& images, const Array& labels, const Array& key) {
   return cross_entropy(forward(params, images, key), labels);
 }
 
-// Adam (Kingma & Ba; optax.adam and torch.optim.Adam compute the same update).
-TrainState adam_update(const TrainState& s, const Params& grads) {
-  auto& [mu0, nu0, count0] = s.opt;
-  Params mu = jx::tree::map([](const Array& m, const Array& g) { return kBeta1 * m + (1 - kBeta1) * g; },
-                            mu0, grads);
-  Params nu = jx::tree::map(
-      [](const Array& v, const Array& g) { return kBeta2 * v + (1 - kBeta2) * g * g; }, nu0, grads);
-  Array count = count0 + 1;
-  Array t = count.astype(jx::DType::Float32);
-  Array mu_scale = 1.0 / (1.0 - jnp::power(kBeta1, t));  // bias corrections
-  Array nu_scale = 1.0 / (1.0 - jnp::power(kBeta2, t));
-  Params params = jx::tree::map(
-      [&](const Array& p, const Array& m, const Array& v) {
-        return p - kLearningRate * (m * mu_scale) / (jnp::sqrt(v * nu_scale) + kEps);
-      },
-      s.params, mu, nu);
-  return {params, {mu, nu, count}};
-}
-
-// One training step: the loss and its gradient on a batch, then an Adam update.
-std::pair<TrainState, Array> train_step(const TrainState& state, const Array& images,
-                                        const Array& labels, const Array& dropout_key) {
+// One training step: the loss and its gradient on a batch, then an Adam update through the
+// TrainState's optimizer (optax.adam; torch.optim.Adam computes the same update).
+std::pair<optim::TrainState, Array> train_step(const optim::TrainState& state, const Array& images,
+                                               const Array& labels, const Array& dropout_key) {
   auto [loss, grads] = jx::value_and_grad(loss_fn)(state.params, images, labels, dropout_key);
-  return {adam_update(state, grads), loss};
+  return {state.apply_gradients(grads), loss};
 }
 
 // Fraction of correctly classified images (no dropout).
-Array accuracy(const Params& params, const Array& images, const Array& labels) {
-  Array predicted = jnp::argmax(forward(params, images, std::nullopt), 1);
+Array accuracy(const optim::TrainState& state, const Array& images, const Array& labels) {
+  Array predicted = jnp::argmax(state.apply_fn(Tree{{"params", state.params}}, images), 1);
   return jnp::mean((predicted == labels).astype(jx::DType::Float32));
 }
 
@@ -125,9 +95,9 @@ int main(int argc, char** argv) {
               (long long)ds.train_images.shape(0), (long long)ds.test_images.shape(0));
 
   auto [init_key, dropout_root, shuffle_root] = jr::split<3>(jr::PRNGKey(0));
-  Params params = init_mlp(init_key, {784, 256, 256, 10});
-  auto zeros = [](const Array& p) { return jnp::zeros_like(p); };
-  TrainState state{params, {jx::tree::map(zeros, params), jx::tree::map(zeros, params), jnp::zeros({}, jx::DType::Int32)}};
+  auto state = optim::TrainState::create(
+      [](const Tree& variables, const Array& images) { return forward(variables["params"], images, std::nullopt); },
+      init_mlp(init_key, {784, 256, 256, 10}), optim::adam(kLearningRate));
 
   // Traced and compiled on the first call; later calls with the same shapes run the compiled
   // code. The old state is donated: its buffers are reused for the new one.
@@ -148,7 +118,7 @@ int main(int argc, char** argv) {
       state = std::move(new_state);
       loss_sum += loss.item<double>();
     }
-    double acc = test_accuracy(state.params, ds.test_images, ds.test_labels).item<double>();
+    double acc = test_accuracy(state, ds.test_images, ds.test_labels).item<double>();
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     std::printf("epoch %d  train loss %.4f  test accuracy %.2f%%  time %.2f s\n", epoch,
                 loss_sum / double(batches.size()), 100 * acc, seconds);

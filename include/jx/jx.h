@@ -11,6 +11,7 @@
 #include "jx/jit.h"
 #include "jx/lax.h"
 #include "jx/nn.h"
+#include "jx/optim.h"
 #include "jx/numpy.h"
 #include "jx/random.h"
 #include "jx/shape.h"
