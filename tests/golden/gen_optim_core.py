@@ -58,6 +58,24 @@ def optax_adam(lr, b1=0.9, b2=0.999, eps=1e-8, eps_root=0.0, nesterov=False, wei
     return out
 
 
+def optax_adam_scheduled(b1=0.9, b2=0.999, eps=1e-8):
+    """adam driven by linear_schedule(0.05, 0.01, 20), Optax's polynomial_schedule with
+    power 1: at count c the learning rate is (init - end) * (1 - min(c, 20) / 20) + end,
+    computed in float32 as JAX computes it without x64."""
+    f = np.float32
+    w, mu, nu, out = w0.copy(), np.zeros_like(w0), np.zeros_like(w0), []
+    for t in range(1, STEPS + 1):
+        frac = f(1) - f(min(t - 1, 20)) / f(20)
+        lr = float(f((f(0.05) - f(0.01)) * frac + f(0.01)))
+        g = grad(w)
+        mu = (1 - b1) * g + b1 * mu
+        nu = (1 - b2) * g * g + b2 * nu
+        u = (mu / (1 - b1 ** t)) / (np.sqrt(nu / (1 - b2 ** t)) + eps)
+        w = w - lr * u
+        out.append(w.copy())
+    return out
+
+
 def torch_run(make, closure_grad=grad):
     w = torch.tensor(w0.copy(), requires_grad=True)
     opt = make([w])
@@ -83,6 +101,7 @@ cases = {
     "nadam": optax_adam(0.05, nesterov=True),
     "adamw": optax_adam(0.05, weight_decay=1e-2),
     "clip_adamw": optax_adam(0.05, weight_decay=1e-4, clip=1.0),
+    "adam_linear_schedule": optax_adam_scheduled(),
 }
 # torch.optim defines the same updates for these (torch's SGD momentum has dampening 0 and
 # the same Nesterov form; AdamW decays w by lr * wd before the Adam step, which equals

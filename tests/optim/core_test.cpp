@@ -64,6 +64,8 @@ TEST(OptimCore, TrajectoriesEqualOptaxs) {
   // The tutorial's chain, as it reads in Python.
   expect_trajectory("clip_adamw", optim::chain(optim::clip_by_global_norm(1.0),
                                                optim::adamw(0.05, {.weight_decay = 1e-4})));
+  // A schedule driving adam (its float32 learning rate, as JAX's without x64).
+  expect_trajectory("adam_linear_schedule", optim::adam(optim::linear_schedule(0.05, 0.01, 20)));
 }
 
 TEST(OptimCore, StatesThroughJitAndTrees) {
