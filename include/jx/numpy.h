@@ -7,4 +7,5 @@
 #include "jx/numpy/manipulation.h"
 #include "jx/numpy/math.h"
 #include "jx/numpy/reductions.h"
+#include "jx/numpy/safetensors.h"
 #include "jx/numpy/selection.h"
