@@ -7,6 +7,7 @@
 #include "jx/jx.h"
 #include "jx/optim.h"
 #include "testing/check_grads.h"
+#include "optim/test_function.h"
 #include "testing/golden.h"
 
 namespace {
@@ -25,12 +26,8 @@ Array load(const std::string& name) {
   throw std::runtime_error("no golden " + name);
 }
 
-// f(w) = sum(log(cosh(w * s))) + 0.1 * sum(w^4), s = (1, 2, ...) / 3.
-Array loss(const Tree& params) {
-  const Array& w = params["w"].array();
-  Array s = jnp::arange(1.0, double(w.size() + 1)).astype(DType::Float64).reshape(w.shape()) / 3.0;
-  return jnp::sum(jnp::log(jnp::cosh(w * s))) + 0.1 * jnp::sum(jnp::power(w, 4.0));
-}
+using optim_testing::trajectory_loss;
+const auto loss = trajectory_loss;
 
 // 25 steps of opt from w0; the parameters after each step, stacked.
 Array trajectory(const optim::GradientTransformation& opt, bool jitted = false) {
