@@ -1,6 +1,7 @@
 // The whole public API of jx.
 #pragma once
 #include "jx/array.h"
+#include "jx/checkpoint.h"
 #include "jx/config.h"
 #include "jx/control_flow.h"
 #include "jx/custom_derivatives.h"

@@ -51,9 +51,12 @@ struct StructInfo {
 
 // Describes an enum type used as a static value.
 struct EnumInfo {
-  EnumInfo(std::string name, std::string (*to_string)(int64_t));
+  EnumInfo(std::string name, std::string (*to_string)(int64_t), bool handle = false);
   std::string name;
   std::string (*to_string)(int64_t);  // null: print as Name(value)
+  // The value is an id standing for an object of this process (a function held by a
+  // struct), not data: a checkpoint does not store it, a restore takes it from the target.
+  bool handle = false;
   size_t hash;
 };
 

@@ -163,8 +163,8 @@ detail::StructInfo::StructInfo(const char* name_, std::initializer_list<const ch
   for (const char* f : fields) hash = mix(hash, str_hash(f));
 }
 
-detail::EnumInfo::EnumInfo(std::string name_, std::string (*to_string_)(int64_t))
-    : name(std::move(name_)), to_string(to_string_), hash(str_hash(name)) {}
+detail::EnumInfo::EnumInfo(std::string name_, std::string (*to_string_)(int64_t), bool handle_)
+    : name(std::move(name_)), to_string(to_string_), handle(handle_), hash(str_hash(name)) {}
 
 std::string detail::demangle(const char* mangled) {
   int status = 0;

@@ -105,14 +105,30 @@ JX_PYTREE(TrainStateWithBatchStats, step, apply_fn, params, tx, opt_state, batch
 
 }  // namespace jx::optim
 
-// A StaticField flattens to a static integer (its id) and is rebuilt from the registry.
+namespace jx::optim::detail {
+// The static kind of a StaticField's id: a handle (tree.h's EnumInfo), which checkpoints take
+// from the restore target instead of storing a number that means nothing in another process.
+inline const jx::tree::detail::EnumInfo* static_field_info() {
+  static const jx::tree::detail::EnumInfo info("optim::StaticField", nullptr, /*handle=*/true);
+  return &info;
+}
+}  // namespace jx::optim::detail
+
+// A StaticField flattens to a static handle (its id) and is rebuilt from the registry.
 template <class T>
 struct jx::tree::PytreeTraits<jx::optim::StaticField<T>> {
   static constexpr bool defined = true;
   static void flatten(const jx::optim::StaticField<T>& x, detail::Builder& b) {
-    b.static_node(detail::StaticKind::Int).v.i = x.static_id();
+    detail::Node& n = b.static_node(detail::StaticKind::Enum);
+    n.v.i = x.static_id();
+    n.info = jx::optim::detail::static_field_info();
   }
   static jx::optim::StaticField<T> unflatten(detail::Reader& r) {
-    return jx::optim::StaticField<T>::from_id(r.expect_static(detail::StaticKind::Int, "optim::StaticField").v.i);
+    const detail::Node& n = r.peek();
+    if (n.kind != NodeKind::Static || n.skind != detail::StaticKind::Enum ||
+        n.info != jx::optim::detail::static_field_info())
+      r.mismatch("optim::StaticField");
+    r.expect(NodeKind::Static, "optim::StaticField");
+    return jx::optim::StaticField<T>::from_id(n.v.i);
   }
 };
