@@ -11,6 +11,7 @@
 #include <set>
 
 #include "checkpoint/files.h"
+#include "core/allocator.h"
 #include "core/array_impl.h"
 #include "jx/error.h"
 #include "numpy/safetensors_format.h"
@@ -524,13 +525,27 @@ ItemImage make_item_image(const TreeDef& def, const std::vector<Array>& leaves, 
     image.arrays = leaves;
     return image;
   }
-  for (const Array& a : leaves) image.data_size += size_t(a.nbytes());
-  image.data.reset(new char[image.data_size ? image.data_size : 1]);
-  size_t off = 0;
+  // Copied in 4 MB pieces on every thread: a 100 MB snapshot is bound by page faults and
+  // memory bandwidth, not by one core.
+  struct Piece {
+    const char* src;
+    size_t offset, size;
+  };
+  std::vector<Piece> pieces;
+  constexpr size_t kPiece = size_t(4) << 20;
   for (const Array& a : leaves) {
-    if (a.nbytes()) std::memcpy(image.data.get() + off, jx::detail::raw_data(a), size_t(a.nbytes()));
-    off += size_t(a.nbytes());
+    const char* src = static_cast<const char*>(jx::detail::raw_data(a));
+    for (size_t k = 0; k < size_t(a.nbytes()); k += kPiece)
+      pieces.push_back({src + k, image.data_size + k, std::min(kPiece, size_t(a.nbytes()) - k)});
+    image.data_size += size_t(a.nbytes());
   }
+  size_t n = image.data_size;
+  image.data.reset(static_cast<char*>(jx::detail::allocate(n)),
+                   [n](char* p) { jx::detail::deallocate(p, n); });
+  char* dst = image.data.get();
+#pragma omp parallel for schedule(dynamic, 1)
+  for (size_t i = 0; i < pieces.size(); ++i)
+    std::memcpy(dst + pieces[i].offset, pieces[i].src, pieces[i].size);
   return image;
 }
 

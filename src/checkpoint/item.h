@@ -22,7 +22,7 @@ struct ItemImage {
   std::string tree_json;
   std::string arrays_header;  // the safetensors header
   std::vector<Array> arrays;
-  std::unique_ptr<char[]> data;
+  std::shared_ptr<char> data;  // from jx's caching allocator: repeated saves reuse its pages
   size_t data_size = 0;
 };
 
