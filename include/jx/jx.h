@@ -9,6 +9,7 @@
 #include "jx/debug.h"
 #include "jx/dtype.h"
 #include "jx/error.h"
+#include "jx/io.h"
 #include "jx/jit.h"
 #include "jx/lax.h"
 #include "jx/nn.h"
