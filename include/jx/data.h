@@ -1,5 +1,6 @@
 // Data loading: IDX files (the MNIST family's format, gzip-compressed or not), the
-// Fashion-MNIST dataset, and a deterministic batch iterator shuffled by a PRNG key.
+// Fashion-MNIST dataset, a deterministic batch iterator shuffled by a PRNG key, and the
+// resumable input pipeline jx::data::Dataset (jx/data/pipeline.h, included at the end).
 //
 //   auto ds = jx::data::load_fashion_mnist();           // uint8 [60000,28,28], [60000], ...
 //   Array key = jx::random::PRNGKey(0);
@@ -116,3 +117,6 @@ Batches batches(const Array& x, const Array& y, int64_t batch_size, const Array&
 Batches batches(const Array& x, const Array& y, int64_t batch_size, BatchOptions options = {});
 
 }  // namespace jx::data
+
+// The input pipeline (Dataset: sources, shuffle, batch, map, prefetch, resumable iterators).
+#include "jx/data/pipeline.h"
