@@ -2,6 +2,7 @@
 // and plain files alike (it looks at the content, not the name) and reports a cut-short or
 // corrupt stream through gzerror: that is how truncated .gz files are told apart from short
 // plain ones.
+#include <sys/stat.h>
 #include <zlib.h>
 
 #include <algorithm>
@@ -50,8 +51,10 @@ class GzReader {
     errno = 0;
     f_ = gzopen(path.c_str(), "rb");
     if (!f_)
-      detail::io_fail(kLoad, path, str("cannot be opened: ", errno ? std::strerror(errno) : "out of memory"));
+      jx::detail::io_fail(kLoad, path, str("cannot be opened: ", errno ? std::strerror(errno) : "out of memory"));
     gzbuffer(f_, 1 << 17);  // zlib's default 8 KiB buffer makes large reads slow
+    struct stat st;
+    if (::stat(path.c_str(), &st) == 0) file_size_ = uint64_t(st.st_size);
   }
   ~GzReader() { gzclose_r(f_); }
   GzReader(const GzReader&) = delete;
@@ -78,7 +81,25 @@ class GzReader {
     size_t got = read(dst, n);
     if (got == n) return;
     std::string need = shape ? str("needs ", n, " bytes for shape ", shape_str(*shape)) : str("needs ", n, " bytes");
-    detail::io_fail(kLoad, path_, str("is truncated: ", what, " ", need, ", only ", got, " remain"));
+    jx::detail::io_fail(kLoad, path_, str("is truncated: ", what, " ", need, ", only ", got, " remain"));
+  }
+
+  // Rejects a declared data size the file cannot hold, before it is allocated: a plain file
+  // must have that many bytes after the header (`consumed` bytes); a gzip stream inflates at
+  // most ~1032:1 (deflate's limit), so more than that is corrupt whatever the stream says.
+  void check_data_size(uint64_t nbytes, uint64_t consumed, const Shape& shape) {
+    if (gzdirect(f_)) {
+      uint64_t left = file_size_ - std::min(file_size_, consumed);
+      if (nbytes > left)
+        jx::detail::io_fail(kLoad, path_,
+                            str("is truncated: its data needs ", nbytes, " bytes for shape ",
+                                shape_str(shape), ", only ", left, " remain"));
+    } else if (nbytes / 1040 > file_size_) {
+      jx::detail::io_fail(kLoad, path_,
+                          str("is corrupt or truncated: its header declares shape ",
+                              shape_str(shape), " (", nbytes, " bytes), more than its ",
+                              file_size_, " gzip-compressed bytes can hold"));
+    }
   }
 
  private:
@@ -87,16 +108,17 @@ class GzReader {
     const char* msg = gzerror(f_, &err);
     if (err == Z_OK) return;
     if (err == Z_BUF_ERROR)
-      detail::io_fail(kLoad, path_,
+      jx::detail::io_fail(kLoad, path_,
                       "is truncated: its gzip stream ends before the end of the compressed data");
-    if (err == Z_ERRNO) detail::io_fail(kLoad, path_, str("cannot be read: ", std::strerror(errno)));
+    if (err == Z_ERRNO) jx::detail::io_fail(kLoad, path_, str("cannot be read: ", std::strerror(errno)));
     std::string why = msg;  // zlib prefixes its message with the path, which io_fail names already
     if (why.rfind(path_ + ": ", 0) == 0) why.erase(0, path_.size() + 2);
-    detail::io_fail(kLoad, path_, str("has corrupt gzip data (zlib: ", why, ")"));
+    jx::detail::io_fail(kLoad, path_, str("has corrupt gzip data (zlib: ", why, ")"));
   }
 
   std::string path_;
   gzFile f_ = nullptr;
+  uint64_t file_size_ = 0;
 };
 
 }  // namespace
@@ -106,48 +128,57 @@ Array load_idx(const std::string& path) {
   unsigned char magic[4];
   size_t got = in.read(magic, 4);
   if (got < 4)
-    detail::io_fail(kLoad, path, str("is too short to be an IDX file (", got, " bytes; the header alone is 4)"));
+    jx::detail::io_fail(kLoad, path, str("is too short to be an IDX file (", got, " bytes; the header alone is 4)"));
   if (magic[0] != 0 || magic[1] != 0)
-    detail::io_fail(kLoad, path,
+    jx::detail::io_fail(kLoad, path,
                     str("is not an IDX file: its magic number 0x", std::hex, (magic[0] << 24 | magic[1] << 16 | magic[2] << 8 | magic[3]),
                         " does not start with two zero bytes (MNIST images are 0x00000803, labels 0x00000801)"));
   const IdxType* type = nullptr;
   for (const IdxType& t : kTypes)
     if (t.code == magic[2]) type = &t;
   if (!type)
-    detail::io_fail(kLoad, path,
+    jx::detail::io_fail(kLoad, path,
                     str("has unknown IDX type code 0x", std::hex, int(magic[2]),
                         " (known: 0x08 uint8, 0x09 int8, 0x0B int16, 0x0C int32, 0x0D float32, 0x0E float64)"));
   int ndim = magic[3];
   std::vector<unsigned char> dims_raw(size_t(ndim) * 4);
   in.read_exact(dims_raw.data(), dims_raw.size(), str("the sizes of its ", ndim, " dimensions"));
 
+  // The product of the nonzero sizes must fit too: a zero-sized array's element count and
+  // strides are still computed from the others (NumPy: "array is too big").
   Shape shape;
-  size_t count = 1;
+  size_t nonzero_count = 1;
+  bool zero = false;
   const size_t width = itemsize(type->dtype);
   const size_t max_count = size_t(std::numeric_limits<int64_t>::max()) / width;
   for (int d = 0; d < ndim; ++d) {
     const unsigned char* b = &dims_raw[size_t(d) * 4];
     uint32_t n = uint32_t(b[0]) << 24 | uint32_t(b[1]) << 16 | uint32_t(b[2]) << 8 | uint32_t(b[3]);
     shape.push_back(int64_t(n));
-    if (n != 0 && count > max_count / n)
-      detail::io_fail(kLoad, path, str("declares shape ", shape_str(shape), "..., too large to hold"));
-    count *= n;
+    if (n == 0) {
+      zero = true;
+      continue;
+    }
+    if (nonzero_count > max_count / n)
+      jx::detail::io_fail(kLoad, path, str("declares shape ", shape_str(shape), "..., too large to hold"));
+    nonzero_count *= n;
   }
+  size_t count = zero ? 0 : nonzero_count;
+  in.check_data_size(uint64_t(count) * width, 4 + dims_raw.size(), shape);
 
-  Array out = detail::empty_array(shape, type->dtype, false);
-  in.read_exact(detail::raw_data(out), count * width, "its data", &shape);
+  Array out = jx::detail::empty_array(shape, type->dtype, false);
+  in.read_exact(jx::detail::raw_data(out), count * width, "its data", &shape);
   unsigned char extra;
   if (in.read(&extra, 1) != 0)
-    detail::io_fail(kLoad, path,
+    jx::detail::io_fail(kLoad, path,
                     str("has bytes after the data of shape ", shape_str(shape),
                         ": its header's sizes do not match its contents"));
-  swap_bytes(detail::raw_data(out), count, width);
+  swap_bytes(jx::detail::raw_data(out), count, width);
   return out;
 }
 
 void save_idx(const std::string& path, const Array& a, bool compress) {
-  detail::require_savable(a, kSave);
+  jx::detail::require_savable(a, kSave);
   const IdxType* type = nullptr;
   for (const IdxType& t : kTypes)
     if (t.dtype == a.dtype()) type = &t;
@@ -163,12 +194,12 @@ void save_idx(const std::string& path, const Array& a, bool compress) {
     for (int s = 24; s >= 0; s -= 8) header.push_back(uint8_t(uint64_t(n) >> s));
   }
   std::vector<unsigned char> data(a.nbytes());
-  if (!data.empty()) std::memcpy(data.data(), detail::raw_data(a), data.size());
+  if (!data.empty()) std::memcpy(data.data(), jx::detail::raw_data(a), data.size());
   swap_bytes(data.data(), size_t(a.size()), itemsize(a.dtype()));
 
   errno = 0;
   gzFile f = gzopen(path.c_str(), compress ? "wb" : "wbT");  // "T": plain, uncompressed output
-  if (!f) detail::io_fail(kSave, path, str("cannot be created: ", errno ? std::strerror(errno) : "out of memory"));
+  if (!f) jx::detail::io_fail(kSave, path, str("cannot be created: ", errno ? std::strerror(errno) : "out of memory"));
   bool ok = gzwrite(f, header.data(), unsigned(header.size())) == int(header.size());
   for (size_t off = 0; ok && off < data.size(); off += kChunk) {
     unsigned n = unsigned(std::min(kChunk, data.size() - off));
@@ -177,7 +208,7 @@ void save_idx(const std::string& path, const Array& a, bool compress) {
   int err = Z_OK;
   std::string msg = ok ? "" : gzerror(f, &err);
   if (gzclose_w(f) != Z_OK && ok) msg = "closing the file failed";
-  if (!msg.empty()) detail::io_fail(kSave, path, str("could not be written: ", msg));
+  if (!msg.empty()) jx::detail::io_fail(kSave, path, str("could not be written: ", msg));
 }
 
 }  // namespace jx::data

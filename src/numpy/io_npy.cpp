@@ -276,14 +276,19 @@ Header read_header(Read&& read, const std::string& what, const char* op) {
   return h;
 }
 
-// Number of data bytes, checking the shape for overflow.
+// Number of data bytes, checking the shape for overflow. The product of the nonzero
+// dimensions must fit too, as NumPy requires ("array is too big"): a zero-sized array's
+// element count and strides are still computed from the others.
 uint64_t data_bytes(const Header& h, const std::string& what, const char* op) {
   uint64_t n = itemsize(h.dtype);
-  for (int64_t d : h.shape)
-    if (__builtin_mul_overflow(n, uint64_t(d), &n) ||
-        n > uint64_t(std::numeric_limits<int64_t>::max()))
+  bool zero = false;
+  for (int64_t d : h.shape) {
+    if (d == 0) zero = true;
+    else if (__builtin_mul_overflow(n, uint64_t(d), &n) ||
+             n > uint64_t(std::numeric_limits<int64_t>::max()))
       io_fail(op, what, str("shape ", shape_str(h.shape), " is too large"));
-  return n;
+  }
+  return zero ? 0 : n;
 }
 
 void byteswap(char* p, size_t n, size_t item) {

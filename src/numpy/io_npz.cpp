@@ -330,6 +330,39 @@ std::vector<Member> read_directory(InputFile& f, const Directory& d) {
   return out;
 }
 
+// Members must not share bytes with one another or with the central directory: entries that
+// overlap (several pointing at one local header, or one member's data quoting another's) let a
+// small archive inflate the same data over and over, an "overlapping zip bomb". Python's
+// zipfile refuses them too ("Overlapped entries").
+void check_disjoint(InputFile& f, const std::vector<Member>& members, uint64_t directory_at) {
+  struct Span {
+    uint64_t begin, end;
+    const std::string* name;
+  };
+  std::vector<Span> spans;
+  for (const Member& m : members) {
+    unsigned char lh[30];
+    f.read_at(m.offset, lh, 30, "local file header");
+    uint64_t data_at = m.offset + 30 + get(lh + 26, 2) + get(lh + 28, 2);
+    if (data_at > f.size() || m.csize > f.size() - data_at)
+      io_fail(f.op(), f.path(),
+              str("is truncated: member '", m.name, "' needs ", m.csize, " bytes of data"));
+    spans.push_back({m.offset, data_at + m.csize, &m.name});
+  }
+  std::sort(spans.begin(), spans.end(),
+            [](const Span& a, const Span& b) { return a.begin < b.begin; });
+  for (size_t i = 0; i < spans.size(); ++i) {
+    uint64_t next = i + 1 < spans.size() ? spans[i + 1].begin : directory_at;
+    if (spans[i].end > next)
+      io_fail(f.op(), f.path(),
+              i + 1 < spans.size()
+                  ? str("is corrupt: members '", *spans[i].name, "' and '", *spans[i + 1].name,
+                        "' overlap (an overlapping zip bomb?)")
+                  : str("is corrupt: member '", *spans[i].name,
+                        "' overlaps the central directory"));
+  }
+}
+
 std::vector<char> read_member(InputFile& f, const Member& m) {
   const char* op = f.op();
   const std::string where = str("member '", m.name, "'");
@@ -466,8 +499,10 @@ NpzFile load_npz(const std::string& path) {
     detail::io_fail("load_npz", path,
                     "is an .npy file, not an .npz archive; read it with jnp::load");
   detail::Directory d = detail::find_directory(f);
+  std::vector<detail::Member> members = detail::read_directory(f, d);
+  detail::check_disjoint(f, members, d.offset);
   NpzFile out;
-  for (const detail::Member& m : detail::read_directory(f, d)) {
+  for (const detail::Member& m : members) {
     std::vector<char> data = detail::read_member(f, m);
     std::string what = str(path, "' member '", m.name);
     if (!detail::has_npy_magic(data.data(), data.size()))

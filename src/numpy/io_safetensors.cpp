@@ -160,13 +160,16 @@ SafetensorsLayout parse_safetensors(const char* p, size_t size, const std::strin
       fail(str(where, " has an unknown dtype \"", dt->s,
                "\" (expected BOOL, U8, I8, I16, U16, I32, U32, I64, U64, F16, BF16, F32, F64)"));
     if (sh->kind != Json::Arr) fail(str(where, " has a shape that is not an array"));
+    // The product of the nonzero dimensions must fit even when one is 0: a zero-sized array's
+    // element count and strides are still computed from the others.
     uint64_t count = 1;
-    bool overflow = false;
+    bool overflow = false, zero = false;
     for (const Json& d : sh->arr) {
       uint64_t dim = to_uint(d, "shape dimension");
       if (dim > uint64_t(INT64_MAX)) fail(str(where, " has a shape dimension that is too large"));
       e.shape.push_back(int64_t(dim));
-      if (__builtin_mul_overflow(count, dim, &count)) overflow = true;
+      if (dim == 0) zero = true;
+      else if (__builtin_mul_overflow(count, dim, &count)) overflow = true;
     }
     if (off->kind != Json::Arr || off->arr.size() != 2)
       fail(str(where, " has data_offsets that are not an array [begin, end]"));
@@ -176,7 +179,11 @@ SafetensorsLayout parse_safetensors(const char* p, size_t size, const std::strin
       fail(str(where, " has data_offsets [", e.begin, ", ", e.end, "] that end before they begin"));
     uint64_t bytes;
     if (overflow || __builtin_mul_overflow(count, uint64_t(itemsize(e.dtype)), &bytes) ||
-        bytes != e.end - e.begin)
+        bytes > uint64_t(INT64_MAX))
+      fail(str(where, " has shape ", list_str(e.shape), " of ", dt->s,
+               ", which does not fit in 2^63 bytes (data_offsets [", e.begin, ", ", e.end, "])"));
+    if (zero) bytes = 0;
+    if (bytes != e.end - e.begin)
       fail(str(where, " has shape ", list_str(e.shape), " of ", dt->s, ", which does not fit its ",
                e.end - e.begin, " bytes (data_offsets [", e.begin, ", ", e.end, "])"));
     entries.push_back(std::move(e));

@@ -1,6 +1,7 @@
 #include "support/json.h"
 
 #include <cstring>
+#include <unordered_set>
 
 #include "support/str.h"
 
@@ -8,9 +9,12 @@ namespace jx::detail {
 
 namespace {
 
+constexpr size_t kLinearKeys = 16;
+
 class JsonParser {
  public:
-  JsonParser(const char* p, size_t n, int max_depth) : p_(p), n_(n), max_depth_(max_depth) {}
+  JsonParser(const char* p, size_t n, int max_depth, size_t max_values)
+      : p_(p), n_(n), max_depth_(max_depth), max_values_(max_values) {}
 
   Json parse_document() {
     skip_ws();
@@ -41,6 +45,9 @@ class JsonParser {
 
   Json value(int depth) {
     if (depth > max_depth_) fail("nesting is too deep");
+    // Each value costs ~90 bytes in memory: a cap keeps a hostile 100 MB header of
+    // "[0,0,0,...]" from asking for gigabytes.
+    if (++values_ > max_values_) fail(str("more than ", max_values_, " values"));
     skip_ws();
     if (i_ >= n_) fail("expected a value, the text ends");
     Json v;
@@ -53,12 +60,22 @@ class JsonParser {
         ++i_;
         return v;
       }
+      // Duplicate keys: a linear scan for small objects, a hash set beyond, so that an object
+      // of n keys costs O(n), not O(n^2) (a 2 MB header of 200k keys took over a minute).
+      std::unordered_set<std::string> seen;
       for (;;) {
         skip_ws();
         if (peek() != '"') fail("expected a string key");
         std::string key = string();
-        for (const auto& kv : v.obj)
-          if (kv.first == key) fail(str("duplicate key \"", key, "\""));
+        bool duplicate = false;
+        if (v.obj.size() < kLinearKeys) {
+          for (const auto& kv : v.obj) duplicate = duplicate || kv.first == key;
+        } else {
+          if (seen.empty())
+            for (const auto& kv : v.obj) seen.insert(kv.first);
+          duplicate = !seen.insert(key).second;
+        }
+        if (duplicate) fail(str("duplicate key \"", key, "\""));
         skip_ws();
         expect(':');
         Json item = value(depth + 1);
@@ -253,6 +270,8 @@ class JsonParser {
   size_t n_;
   size_t i_ = 0;
   int max_depth_;
+  size_t max_values_;
+  size_t values_ = 0;
 };
 
 }  // namespace
@@ -275,8 +294,8 @@ const char* json_kind_name(Json::Kind k) {
   return "";
 }
 
-Json parse_json(const char* p, size_t n, int max_depth) {
-  return JsonParser(p, n, max_depth).parse_document();
+Json parse_json(const char* p, size_t n, int max_depth, size_t max_values) {
+  return JsonParser(p, n, max_depth, max_values).parse_document();
 }
 
 void json_quote(std::string& out, std::string_view s) {

@@ -33,8 +33,10 @@ class JsonSyntaxError : public std::runtime_error {
   size_t offset;
 };
 
-// Parses exactly one JSON value (surrounded by optional whitespace) from p[0, n).
-Json parse_json(const char* p, size_t n, int max_depth = 64);
+// Parses exactly one JSON value (surrounded by optional whitespace) from p[0, n). Each value
+// costs ~90 bytes parsed, so max_values bounds the memory whatever the text (the default,
+// ~360 MB, stops a hostile 100 MB safetensors header of "[0,0,...]" from asking for 4 GB).
+Json parse_json(const char* p, size_t n, int max_depth = 64, size_t max_values = 4'000'000);
 
 // Appends s as a JSON string literal (quotes and escapes included).
 void json_quote(std::string& out, std::string_view s);
