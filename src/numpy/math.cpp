@@ -95,15 +95,15 @@ bool is_concrete_int_scalar(const Array& y) {
 
 // ---- arithmetic ----
 Array add(const Array& x, const Array& y) {
-  detail::check_broadcast("add", x, y);
-  auto v = broadcast_ranks(detail::promote({x, y}));
-  return is_bool(v[0]) ? lax::bitwise_or(v[0], v[1]) : lax::add(v[0], v[1]);
+  return binary("add", [](const Array& a, const Array& b) {
+    return is_bool(a) ? lax::bitwise_or(a, b) : lax::add(a, b);
+  }, x, y);
 }
 Array subtract(const Array& x, const Array& y) { return binary("subtract", lax::sub, x, y); }
 Array multiply(const Array& x, const Array& y) {
-  detail::check_broadcast("multiply", x, y);
-  auto v = broadcast_ranks(detail::promote({x, y}));
-  return is_bool(v[0]) ? lax::bitwise_and(v[0], v[1]) : lax::mul(v[0], v[1]);
+  return binary("multiply", [](const Array& a, const Array& b) {
+    return is_bool(a) ? lax::bitwise_and(a, b) : lax::mul(a, b);
+  }, x, y);
 }
 Array true_divide(const Array& x, const Array& y) { return binary_inexact("true_divide", lax::div, x, y); }
 Array divide(const Array& x, const Array& y) { return true_divide(x, y); }

@@ -1,6 +1,7 @@
 #include "numpy/promote.h"
 
 #include <algorithm>
+#include <span>
 
 #include "support/str.h"
 
@@ -29,11 +30,12 @@ struct Mismatch {
 };
 
 // NumPy's broadcast of `shapes` into `out`; false, with `m` set, at the first mismatch.
-bool broadcast_into(const std::vector<Shape>& shapes, Shape& out, Mismatch& m) {
+bool broadcast_into(std::span<const Shape* const> shapes, Shape& out, Mismatch& m) {
   size_t rank = 0;
-  for (const auto& s : shapes) rank = std::max(rank, s.size());
+  for (const Shape* s : shapes) rank = std::max(rank, s->size());
   out = Shape(rank, 1);
-  for (const auto& s : shapes) {
+  for (const Shape* sp : shapes) {
+    const Shape& s = *sp;
     const size_t off = rank - s.size();
     for (size_t i = 0; i < s.size(); ++i) {
       int64_t d = s[i], &o = out[off + i];
@@ -53,7 +55,9 @@ bool broadcast_into(const std::vector<Shape>& shapes, Shape& out, Mismatch& m) {
 Shape broadcast_shapes(const char* op, const std::vector<Shape>& shapes) {
   Shape out;
   Mismatch m;
-  if (!broadcast_into(shapes, out, m)) {
+  std::vector<const Shape*> ptrs;
+  for (const Shape& s : shapes) ptrs.push_back(&s);
+  if (!broadcast_into(ptrs, out, m)) {
     std::string all;
     for (size_t k = 0; k < shapes.size(); ++k) all += (k ? " and " : "") + shape_str(shapes[k]);
     throw ShapeError(str("[", op, "] shapes ", all, " are incompatible for broadcasting: ", m.have,
@@ -89,16 +93,26 @@ Array broadcast_to(const char* op, const Array& x, const Shape& shape) {
 }
 
 namespace {
-Array check_shapes_and_apply(LaxBinary f, std::vector<Array> xs) {
-  xs = equalize_ranks(std::move(xs));
-  return f(xs[0], xs[1]);
+// promote / promote_inexact + equalize_ranks for two operands, without the vectors (the
+// binary operators are the eager hot path).
+Array apply_promoted(LaxBinary f, const Array& a, const Array& b, bool inexact) {
+  TypedKind r = jx::promote(TypedKind{a.dtype(), a.weak_type()}, TypedKind{b.dtype(), b.weak_type()});
+  Array x = lax::convert_element_type(a, r.dtype, r.weak);
+  Array y = lax::convert_element_type(b, r.dtype, r.weak);
+  if (inexact && !is_floating(r.dtype)) {
+    x = lax::convert_element_type(x, DType::Float32, x.weak_type());
+    y = lax::convert_element_type(y, DType::Float32, y.weak_type());
+  }
+  size_t rank = std::max(size_t(x.ndim()), size_t(y.ndim()));
+  return f(expand_to_rank(x, rank), expand_to_rank(y, rank));
 }
 }  // namespace
 
 void check_broadcast(const char* op, const Array& a, const Array& b) {
   Shape out;
   Mismatch m;
-  if (!broadcast_into({a.shape(), b.shape()}, out, m))
+  const Shape* shapes[2] = {&a.shape(), &b.shape()};
+  if (!broadcast_into(shapes, out, m))
     throw ShapeError(str("[", op, "] shapes ", type_str(a.dtype(), a.shape()), " and ",
                          type_str(b.dtype(), b.shape()), " do not broadcast: ", m.have, " vs ", m.got,
                          " at axis ", m.axis));
@@ -106,12 +120,12 @@ void check_broadcast(const char* op, const Array& a, const Array& b) {
 
 Array binary(const char* op, LaxBinary f, const Array& a, const Array& b) {
   check_broadcast(op, a, b);
-  return check_shapes_and_apply(f, promote({a, b}));
+  return apply_promoted(f, a, b, false);
 }
 
 Array binary_inexact(const char* op, LaxBinary f, const Array& a, const Array& b) {
   check_broadcast(op, a, b);
-  return check_shapes_and_apply(f, promote_inexact({a, b}));
+  return apply_promoted(f, a, b, true);
 }
 
 }  // namespace jx::numpy::detail

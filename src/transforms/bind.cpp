@@ -1,5 +1,7 @@
 #include "transforms/bind.h"
 
+#include <array>
+
 #include "core/array_impl.h"
 #include "transforms/trace.h"
 
@@ -60,13 +62,17 @@ void check_inputs(ops::Prim p, std::span<const Array> in) {
 ops::Arrays eval_primitive(ops::Prim p, std::span<const Array> in, const ops::Params& params) {
   const ops::PrimitiveInfo& pi = ops::info(p);
   check_inputs(p, in);
-  ops::Avals in_avals;
-  in_avals.reserve(in.size());
-  for (const Array& a : in) {
-    if (!a.is_concrete()) escaped(p, a);
-    in_avals.push_back(ops::aval_of(a));
+  // Most primitives take at most 4 operands: their avals stay on the stack (a heap vector
+  // here was one of a 1-element op's twelve mallocs, bench_eager's dispatch).
+  std::array<ops::Aval, 4> small;
+  ops::Avals large;
+  if (in.size() > small.size()) large.resize(in.size());
+  ops::Aval* avals = in.size() > small.size() ? large.data() : small.data();
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (!in[i].is_concrete()) escaped(p, in[i]);
+    avals[i] = ops::aval_of(in[i]);
   }
-  ops::Avals out_avals = pi.abstract_eval(in_avals, params);
+  ops::Avals out_avals = pi.abstract_eval(std::span<const ops::Aval>(avals, in.size()), params);
   ops::Arrays out;
   out.reserve(out_avals.size());
   for (const ops::Aval& av : out_avals) out.push_back(detail::empty_array(av.shape, av.dtype, av.weak));

@@ -127,7 +127,7 @@ struct Group {
 };
 
 Group merge_group(const std::vector<int64_t>& dims, const int64_t* shape,
-                  const std::vector<int64_t>& strides) {
+                  const DimVec& strides) {
   Group g;
   int64_t prev = -1;
   for (int64_t d : dims) {

@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "jx/shape.h"
+
 namespace jx::cpu {
 
 // Elements per thread below which a loop stays single-threaded.
@@ -20,9 +22,13 @@ inline int num_threads_for(int64_t work) {
   return int(t < max ? t : max);
 }
 
+// Per-dim values (strides, merged shapes): Shape's inline storage keeps the common ranks off
+// the heap, which a 1-element op would otherwise visit five times in its loop setup.
+using DimVec = Shape;
+
 // Row-major contiguous strides (in elements) of a shape.
-inline std::vector<int64_t> contiguous_strides(const int64_t* shape, int ndim) {
-  std::vector<int64_t> s(static_cast<size_t>(ndim));
+inline DimVec contiguous_strides(const int64_t* shape, int ndim) {
+  DimVec s(static_cast<size_t>(ndim));
   int64_t acc = 1;
   for (int i = ndim - 1; i >= 0; --i) {
     s[size_t(i)] = acc;
@@ -33,8 +39,7 @@ inline std::vector<int64_t> contiguous_strides(const int64_t* shape, int ndim) {
 
 // Strides of an input of shape `in_shape` (same rank as out, dims equal or 1) broadcast
 // to the output: 0 along size-1 dims.
-inline std::vector<int64_t> broadcast_strides(const int64_t* in_shape, const int64_t* out_shape,
-                                              int ndim) {
+inline DimVec broadcast_strides(const int64_t* in_shape, const int64_t* out_shape, int ndim) {
   auto s = contiguous_strides(in_shape, ndim);
   for (int i = 0; i < ndim; ++i)
     if (in_shape[i] == 1 && out_shape[i] != 1) s[size_t(i)] = 0;
@@ -46,10 +51,10 @@ inline std::vector<int64_t> broadcast_strides(const int64_t* in_shape, const int
 // handles one run of n elements along the innermost merged dim.
 template <size_t N>
 struct StridedLoop {
-  std::vector<int64_t> shape;                     // merged shape
-  std::array<std::vector<int64_t>, N> strides;    // merged input strides
+  DimVec shape;                   // merged shape
+  std::array<DimVec, N> strides;  // merged input strides
 
-  StridedLoop(const int64_t* out_shape, int ndim, const std::array<std::vector<int64_t>, N>& in) {
+  StridedLoop(const int64_t* out_shape, int ndim, const std::array<DimVec, N>& in) {
     for (int d = 0; d < ndim; ++d) {
       if (out_shape[d] == 1) continue;  // size-1 dims carry no iteration
       bool merge = !shape.empty();
@@ -86,7 +91,7 @@ struct StridedLoop {
     std::array<int64_t, N> inner_stride;
     for (size_t k = 0; k < N; ++k) inner_stride[k] = strides[k].back();
     // Decompose r0 into a multi-index over the outer dims.
-    std::vector<int64_t> idx(size_t(nd > 1 ? nd - 1 : 0), 0);
+    DimVec idx(size_t(nd > 1 ? nd - 1 : 0), 0);
     int64_t rem = r0;
     for (int d = nd - 2; d >= 0; --d) {
       idx[size_t(d)] = rem % shape[size_t(d)];

@@ -295,7 +295,7 @@ void rev(size_t itemsize, const void* src, const int64_t* shape, const bool* rev
          int ndim) {
   if (numel(shape, ndim) == 0) return;
   auto st = contiguous_strides(shape, ndim);
-  std::vector<int64_t> ss = st;
+  DimVec ss = st;
   int64_t base = 0;
   for (int d = 0; d < ndim; ++d) {
     if (!reversed[d] || shape[d] <= 1) continue;

@@ -33,7 +33,7 @@ int64_t numel(const int64_t* s, int n) {
 // the operand offset of each, or -1 for padding and base-dilation holes.
 struct WindowWalker {
   const WindowGeom& g;
-  std::vector<int64_t> in_strides, o, k;
+  DimVec in_strides, o, k;
   int64_t positions;
   explicit WindowWalker(const WindowGeom& geom)
       : g(geom), in_strides(contiguous_strides(geom.in_shape, geom.ndim)),
