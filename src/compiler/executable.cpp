@@ -51,7 +51,13 @@ class PlannedExecutable : public Executable {
         lib_out.clear();
         for (int slot : s.in_slots) lib_in.push_back(env[size_t(slot)]);
         for (size_t k = 0; k < s.out_slots.size(); ++k) lib_out.push_back(new_output(s, k, args));
-        s.impl(lib_in, lib_out, *s.params);
+        if (s.control) {
+          // Compiled control flow: its state (arena, scratch carries) lives for this call.
+          std::unique_ptr<ControlState> st = s.control->new_state();
+          s.control->run(*st, lib_in, lib_out);
+        } else {
+          s.impl(lib_in, lib_out, *s.params);
+        }
         for (size_t k = 0; k < s.out_slots.size(); ++k) env[size_t(s.out_slots[k])] = std::move(lib_out[k]);
       }
       for (int slot : s.release) env[size_t(slot)] = Array();
@@ -69,6 +75,7 @@ class PlannedExecutable : public Executable {
     bool kernel = false;
     KernelFn fn = nullptr;
     ops::ImplRule impl = nullptr;
+    const ControlDriver* control = nullptr;
     const ops::Params* params = nullptr;
     std::vector<int> in_slots, out_slots;
     std::vector<Aval> out_avals;
@@ -100,7 +107,8 @@ class PlannedExecutable : public Executable {
     };
 
     int kernel_index = 0;
-    for (const FusedStep& fs : p_.plan.steps) {
+    for (size_t si = 0; si < p_.plan.steps.size(); ++si) {
+      const FusedStep& fs = p_.plan.steps[si];
       Step s;
       s.kernel = fs.is_kernel;
       if (fs.is_kernel) {
@@ -112,6 +120,7 @@ class PlannedExecutable : public Executable {
         s.impl = ops::info(e.prim).impl;
         JX_CHECK(s.impl, "no impl rule for ", ops::name(e.prim));
         s.params = &e.params;
+        if (si < p_.controls.size()) s.control = p_.controls[si].get();
         for (const ir::Atom& a : e.inputs) s.in_slots.push_back(a.is_var() ? a.var : literal_slot(a.literal));
         s.out_slots = e.outputs;
       }
@@ -136,7 +145,7 @@ class PlannedExecutable : public Executable {
     plan_donation(last);
 
     description_ = p_.header.empty() ? "" : p_.header + "\n";
-    description_ += compiler::describe(j, p_.plan);
+    description_ += describe_with_controls(j, p_.plan, p_.controls, "");
     for (const Step& s : steps_)
       for (size_t k = 0; k < s.donor.size(); ++k)
         if (s.donor[k] >= 0)

@@ -14,18 +14,21 @@
 #include <vector>
 
 #include "compiler/compile.h"
+#include "compiler/control_flow.h"
 #include "compiler/fusion.h"
 #include "compiler/toolchain.h"
 
 namespace jx::compiler {
-
-using KernelFn = void (*)(const void* const* in, void* const* out);
 
 struct Program {
   ir::Jaxpr jaxpr;                         // the optimized jaxpr the plan refers to
   FusionPlan plan;
   std::vector<KernelFn> kernels;           // one per kernel step, in step order
   std::shared_ptr<SharedLibrary> library;  // keeps the kernels loaded
+  std::vector<std::shared_ptr<SharedLibrary>> extra_libraries;  // sub-jaxpr kernels built apart
+  // Per step: the driver of a cond/while/scan step whose sub-jaxprs are compiled
+  // (control_flow.h), else null (or empty: none at all).
+  std::vector<std::shared_ptr<const ControlDriver>> controls;
   std::vector<bool> donate;                // per invar
   std::string header;                      // first line of describe(), e.g. why interpreted
 };

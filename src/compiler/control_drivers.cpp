@@ -1,0 +1,358 @@
+// The loop drivers of compiled control flow (control_flow.h) and the compiler that builds
+// them: scan, while and cond over compiled bodies (control_body.h).
+#include <algorithm>
+#include <cstring>
+
+#include "compiler/codegen.h"
+#include "compiler/control_body.h"
+#include "core/array_impl.h"
+#include "ops/emit_prelude.h"
+#include "support/check.h"
+#include "support/str.h"
+
+namespace jx::compiler {
+namespace {
+
+using Frame = CompiledBody::Frame;
+
+void copy_array(const Array& from, const Array& to) {
+  const size_t n = to.nbytes();
+  void* d = detail::raw_data(to);
+  const void* s = detail::raw_data(from);
+  if (n && d != s) std::memcpy(d, s, n);
+}
+
+// Pointer and Array slots for one body's inputs and outputs, reused every iteration.
+struct BodyArgs {
+  std::vector<const void*> in_ptr;
+  std::vector<const Array*> in_arr;
+  std::vector<void*> out_ptr;
+  std::vector<const Array*> out_arr;
+  void resize(const CompiledBody& b) {
+    in_ptr.assign(b.jaxpr().invars.size(), nullptr);
+    in_arr.assign(b.jaxpr().invars.size(), nullptr);
+    out_ptr.assign(b.jaxpr().outvars.size(), nullptr);
+    out_arr.assign(b.jaxpr().outvars.size(), nullptr);
+  }
+  void set_in(size_t i, const Array& a) {
+    in_ptr[i] = detail::raw_data(a);
+    in_arr[i] = &a;
+  }
+  void set_out(size_t k, const Array& a) {
+    out_ptr[k] = detail::raw_data(a);
+    out_arr[k] = &a;
+  }
+  void run(const CompiledBody& b, Frame& f) const {
+    b.run(f, in_ptr.data(), in_arr.data(), out_ptr.data(), out_arr.data());
+  }
+};
+
+std::vector<Array> scratch_for(const std::vector<Aval>& avals) {
+  std::vector<Array> r;
+  for (const Aval& a : avals) r.push_back(detail::empty_array(a.shape, a.dtype, a.weak));
+  return r;
+}
+
+// scan: operands [consts..., carry..., xs...], outputs [carry..., ys...]. Iteration t
+// reads row i of every xs and writes row i of every ys in place (i = t, or L-1-t in
+// reverse); carries alternate between the output array and one scratch buffer, arranged
+// so that the last iteration writes the output.
+class ScanDriver final : public ControlDriver {
+ public:
+  ScanDriver(std::shared_ptr<CompiledBody> body, const ops::Params& p)
+      : body_(std::move(body)),
+        nc_(size_t(p.i("num_consts"))),
+        ncar_(size_t(p.i("num_carry"))),
+        length_(p.i("length")),
+        reverse_(p.b("reverse")) {
+    const ir::Jaxpr& j = body_->jaxpr();
+    std::vector<Aval> in = j.in_avals(), out = j.out_avals();
+    carry_avals_.assign(in.begin() + long(nc_), in.begin() + long(nc_ + ncar_));
+    for (size_t i = nc_ + ncar_; i < in.size(); ++i) x_row_.push_back(in[i].shape.numel() * int64_t(itemsize(in[i].dtype)));
+    for (size_t k = ncar_; k < out.size(); ++k) y_row_.push_back(out[k].shape.numel() * int64_t(itemsize(out[k].dtype)));
+  }
+
+  struct State final : ControlState {
+    std::unique_ptr<Frame> frame;
+    std::vector<Array> scratch;
+    BodyArgs args;
+  };
+
+  std::unique_ptr<ControlState> new_state() const override {
+    auto st = std::make_unique<State>();
+    st->frame = body_->new_frame();
+    st->scratch = scratch_for(carry_avals_);
+    st->args.resize(*body_);
+    return st;
+  }
+
+  void run(ControlState& base, std::span<const Array> in, std::span<Array> out) const override {
+    State& st = static_cast<State&>(base);
+    const int64_t L = length_;
+    if (L == 0) {
+      for (size_t k = 0; k < ncar_; ++k) copy_array(in[nc_ + k], out[k]);
+      return;
+    }
+    BodyArgs& a = st.args;
+    for (size_t i = 0; i < nc_; ++i) a.set_in(i, in[i]);
+    const size_t nx = x_row_.size(), ny = y_row_.size();
+    for (int64_t t = 0; t < L; ++t) {
+      const int64_t row = reverse_ ? L - 1 - t : t;
+      for (size_t k = 0; k < ncar_; ++k) {
+        const Array& from = t == 0 ? in[nc_ + k] : ((L - t) % 2 == 0 ? out[k] : st.scratch[k]);
+        const Array& to = (L - 1 - t) % 2 == 0 ? out[k] : st.scratch[k];
+        a.set_in(nc_ + k, from);
+        a.set_out(k, to);
+      }
+      for (size_t x = 0; x < nx; ++x)
+        a.in_ptr[nc_ + ncar_ + x] = static_cast<const char*>(detail::raw_data(in[nc_ + ncar_ + x])) + row * x_row_[x];
+      for (size_t y = 0; y < ny; ++y)
+        a.out_ptr[ncar_ + y] = static_cast<char*>(detail::raw_data(out[ncar_ + y])) + row * y_row_[y];
+      a.run(*body_, *st.frame);
+    }
+  }
+
+  std::string describe(const std::string& indent) const override {
+    return str(indent, "scan body, ", length_, " steps", reverse_ ? ", reverse" : "", ":\n",
+               body_->describe(indent + "  "));
+  }
+
+ private:
+  std::shared_ptr<CompiledBody> body_;
+  size_t nc_, ncar_;
+  int64_t length_;
+  bool reverse_;
+  std::vector<Aval> carry_avals_;
+  std::vector<int64_t> x_row_, y_row_;  // bytes per row
+};
+
+// while: operands [cond consts..., body consts..., carry...]. The cond writes its bool
+// into a local; carries alternate between the output and a scratch buffer, and the
+// result is copied into the output when the last iteration wrote the scratch one.
+class WhileDriver final : public ControlDriver {
+ public:
+  WhileDriver(std::shared_ptr<CompiledBody> cond, std::shared_ptr<CompiledBody> body, const ops::Params& p)
+      : cond_(std::move(cond)), body_(std::move(body)), cn_(size_t(p.i("cond_nconsts"))), bn_(size_t(p.i("body_nconsts"))) {
+    carry_avals_ = body_->jaxpr().out_avals();
+  }
+
+  struct State final : ControlState {
+    std::unique_ptr<Frame> cond_frame, body_frame;
+    std::vector<Array> scratch;
+    BodyArgs cond_args, body_args;
+  };
+
+  std::unique_ptr<ControlState> new_state() const override {
+    auto st = std::make_unique<State>();
+    st->cond_frame = cond_->new_frame();
+    st->body_frame = body_->new_frame();
+    st->scratch = scratch_for(carry_avals_);
+    st->cond_args.resize(*cond_);
+    st->body_args.resize(*body_);
+    return st;
+  }
+
+  void run(ControlState& base, std::span<const Array> in, std::span<Array> out) const override {
+    State& st = static_cast<State&>(base);
+    const size_t ncar = carry_avals_.size();
+    BodyArgs& c = st.cond_args;
+    BodyArgs& b = st.body_args;
+    for (size_t i = 0; i < cn_; ++i) c.set_in(i, in[i]);
+    for (size_t i = 0; i < bn_; ++i) b.set_in(i, in[cn_ + i]);
+    bool more = false;
+    c.out_ptr[0] = &more;
+    std::vector<const Array*>& cur = st.body_args.in_arr;  // the carries live at [bn_, ...)
+    for (size_t k = 0; k < ncar; ++k) b.set_in(bn_ + k, in[cn_ + bn_ + k]);
+    int parity = 0;
+    for (;;) {
+      for (size_t k = 0; k < ncar; ++k) {
+        c.in_ptr[cn_ + k] = b.in_ptr[bn_ + k];
+        c.in_arr[cn_ + k] = cur[bn_ + k];
+      }
+      c.run(*cond_, *st.cond_frame);
+      if (!more) break;
+      for (size_t k = 0; k < ncar; ++k) b.set_out(k, parity == 0 ? out[k] : st.scratch[k]);
+      b.run(*body_, *st.body_frame);
+      for (size_t k = 0; k < ncar; ++k) b.set_in(bn_ + k, *b.out_arr[k]);
+      parity ^= 1;
+    }
+    for (size_t k = 0; k < ncar; ++k) copy_array(*cur[bn_ + k], out[k]);
+  }
+
+  std::string describe(const std::string& indent) const override {
+    return str(indent, "while cond:\n", cond_->describe(indent + "  "), indent, "while body:\n",
+               body_->describe(indent + "  "));
+  }
+
+ private:
+  std::shared_ptr<CompiledBody> cond_, body_;
+  size_t cn_, bn_;
+  std::vector<Aval> carry_avals_;
+};
+
+// cond: operands [index, ops...]; the clamped index picks the branch, which writes the
+// outputs in place. A branch's frame is made the first time it runs.
+class CondDriver final : public ControlDriver {
+ public:
+  explicit CondDriver(std::vector<std::shared_ptr<CompiledBody>> branches) : branches_(std::move(branches)) {}
+
+  struct State final : ControlState {
+    std::vector<std::unique_ptr<Frame>> frames;
+    std::vector<BodyArgs> args;
+  };
+
+  std::unique_ptr<ControlState> new_state() const override {
+    auto st = std::make_unique<State>();
+    st->frames.resize(branches_.size());
+    st->args.resize(branches_.size());
+    return st;
+  }
+
+  void run(ControlState& base, std::span<const Array> in, std::span<Array> out) const override {
+    State& st = static_cast<State&>(base);
+    const int32_t raw = *static_cast<const int32_t*>(detail::raw_data(in[0]));
+    const size_t b = size_t(std::clamp<int32_t>(raw, 0, int32_t(branches_.size()) - 1));
+    const CompiledBody& body = *branches_[b];
+    if (!st.frames[b]) {
+      st.frames[b] = body.new_frame();
+      st.args[b].resize(body);
+    }
+    BodyArgs& a = st.args[b];
+    for (size_t i = 1; i < in.size(); ++i) a.set_in(i - 1, in[i]);
+    for (size_t k = 0; k < out.size(); ++k) a.set_out(k, out[k]);
+    a.run(body, *st.frames[b]);
+  }
+
+  std::string describe(const std::string& indent) const override {
+    std::string r;
+    for (size_t b = 0; b < branches_.size(); ++b)
+      r += str(indent, "branch ", b, ":\n", branches_[b]->describe(indent + "  "));
+    return r;
+  }
+
+ private:
+  std::vector<std::shared_ptr<CompiledBody>> branches_;
+};
+
+void replace_all(std::string& s, const std::string& from, const std::string& to) {
+  for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size()))
+    s.replace(at, from.size(), to);
+}
+
+std::string kernel_prefix() {
+  std::string p = kernel_symbol(0);
+  return p.substr(0, p.size() - 1);  // "jx_kernel_"
+}
+
+std::string unit_symbol(size_t unit, int k) { return str(kernel_prefix(), "u", unit + 1, "_", k); }
+
+}  // namespace
+
+std::string describe_with_controls(const ir::Jaxpr& j, const FusionPlan& plan,
+                                   const std::vector<std::shared_ptr<const ControlDriver>>& controls,
+                                   const std::string& indent) {
+  std::string lines = describe(j, plan), r;
+  size_t start = 0;
+  for (size_t si = 0; si < plan.steps.size() && start < lines.size(); ++si) {
+    size_t nl = lines.find('\n', start);
+    if (nl == std::string::npos) nl = lines.size() - 1;
+    r += indent + lines.substr(start, nl - start + 1);
+    start = nl + 1;
+    if (si < controls.size() && controls[si]) r += controls[si]->describe(indent + "  ");
+  }
+  return r;
+}
+
+ControlCompiler::~ControlCompiler() = default;
+
+std::shared_ptr<CompiledBody> ControlCompiler::body(const ir::Jaxpr& j, const std::vector<bool>& in_array,
+                                                    const std::vector<bool>& out_array) {
+  FusionPlan plan = fuse(j, FusionOptions{.kernels = kernels_});
+  std::vector<std::shared_ptr<const ControlDriver>> controls = drivers(j, plan);
+  auto b = std::make_shared<CompiledBody>(j, std::move(plan), in_array, out_array, std::move(controls));
+  units_.push_back(b);
+  return b;
+}
+
+std::vector<std::shared_ptr<const ControlDriver>> ControlCompiler::drivers(const ir::Jaxpr& j,
+                                                                          const FusionPlan& plan) {
+  std::vector<std::shared_ptr<const ControlDriver>> r(plan.steps.size());
+  for (size_t si = 0; si < plan.steps.size(); ++si) {
+    const FusedStep& fs = plan.steps[si];
+    if (fs.is_kernel) continue;
+    const ir::Eqn& e = j.eqns[size_t(fs.eqns[0])];
+    const ops::Params& p = e.params;
+    if (e.prim == ops::Prim::Scan) {
+      const ir::Jaxpr& sub = ir::jaxpr_of(p, "jaxpr");
+      const size_t nc = size_t(p.i("num_consts")), ncar = size_t(p.i("num_carry"));
+      std::vector<bool> in_array(sub.invars.size(), false), out_array(sub.outvars.size(), false);
+      std::fill(in_array.begin(), in_array.begin() + long(nc + ncar), true);
+      std::fill(out_array.begin(), out_array.begin() + long(ncar), true);
+      r[si] = std::make_shared<ScanDriver>(body(sub, in_array, out_array), p);
+    } else if (e.prim == ops::Prim::While) {
+      const ir::Jaxpr& c = ir::jaxpr_of(p, "cond_jaxpr");
+      const ir::Jaxpr& b = ir::jaxpr_of(p, "body_jaxpr");
+      auto cb = body(c, std::vector<bool>(c.invars.size(), true), std::vector<bool>(c.outvars.size(), false));
+      auto bb = body(b, std::vector<bool>(b.invars.size(), true), std::vector<bool>(b.outvars.size(), true));
+      r[si] = std::make_shared<WhileDriver>(std::move(cb), std::move(bb), p);
+    } else if (e.prim == ops::Prim::Cond) {
+      std::vector<std::shared_ptr<CompiledBody>> bs;
+      for (size_t k = 0; k < ir::num_jaxprs(p, "branches"); ++k) {
+        const ir::Jaxpr& bj = ir::jaxpr_of(p, "branches", k);
+        bs.push_back(body(bj, std::vector<bool>(bj.invars.size(), true), std::vector<bool>(bj.outvars.size(), true)));
+      }
+      r[si] = std::make_shared<CondDriver>(std::move(bs));
+    }
+  }
+  return r;
+}
+
+int ControlCompiler::num_kernels() const {
+  int n = 0;
+  for (const auto& u : units_) n += u->num_kernels();
+  return n;
+}
+
+std::string ControlCompiler::source(const std::string& name) {
+  const std::string prelude = ops::kEmitPrelude, prefix = kernel_prefix();
+  std::string r;
+  in_source_.assign(units_.size(), false);
+  for (size_t u = 0; u < units_.size(); ++u) {
+    const CompiledBody& b = *units_[u];
+    if (b.num_kernels() == 0) continue;
+    std::string s = generate_source(b.jaxpr(), b.plan(), str(name, ".u", u + 1));
+    const size_t at = s.find(prelude);
+    if (at == std::string::npos) continue;  // built on its own by bind()
+    s.erase(0, at + prelude.size());
+    replace_all(s, prefix, str(prefix, "u", u + 1, "_"));
+    r += str("\n// Unit ", u + 1, ": a control-flow sub-jaxpr of '", name, "'.", s);
+    in_source_[u] = true;
+  }
+  return r;
+}
+
+std::string ControlCompiler::bind(const std::shared_ptr<SharedLibrary>& lib, const std::string& name) {
+  in_source_.resize(units_.size(), false);
+  for (size_t u = 0; u < units_.size(); ++u) {
+    CompiledBody& b = *units_[u];
+    if (b.num_kernels() == 0) continue;
+    std::shared_ptr<SharedLibrary> from = lib;
+    if (!in_source_[u]) {
+      BuildResult own = build_shared_library(generate_source(b.jaxpr(), b.plan(), str(name, ".u", u + 1)), name);
+      if (!own.library) return own.error;
+      from = own.library;
+      extra_.push_back(own.library);
+    }
+    std::vector<KernelFn> fns;
+    for (int k = 0; k < b.num_kernels(); ++k) {
+      const std::string sym = in_source_[u] ? unit_symbol(u, k) : kernel_symbol(k);
+      auto fn = reinterpret_cast<KernelFn>(from ? from->symbol(sym) : nullptr);
+      if (!fn) return str("the generated library lacks ", sym);
+      fns.push_back(fn);
+    }
+    b.set_kernels(std::move(fns));
+  }
+  return {};
+}
+
+}  // namespace jx::compiler
