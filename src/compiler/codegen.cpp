@@ -7,6 +7,7 @@
 // so they are computed once per call instead of once per element.
 #include "compiler/codegen.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -155,6 +156,76 @@ ReductionCode reduction_code(Prim p, DType t, const std::string& acc, const std:
   return c;
 }
 
+// The same reductions as element-wise operations on accumulator lvalues (a column
+// kernel's per-column arrays, a split row's per-thread partials): init values, update
+// with an element, combine with another partial, and the final value. `a` is the
+// accumulator, `n` its NaN flag (float max/min only).
+struct RedOps {
+  Prim p;
+  std::string T, U;
+  bool fl = false, bl = false, nan = false;
+  RedOps(Prim prim, DType t) : p(prim), T(ctype(t)) {
+    fl = t == DType::Float32 || t == DType::Float64;
+    bl = t == DType::Bool;
+    const bool extreme = p == Prim::ReduceMax || p == Prim::ReduceMin;
+    // Integer max/min compare in their own type; other integer reductions wrap unsigned.
+    U = fl || (extreme && !bl) ? T : (bl ? "unsigned" : (itemsize(t) == 8 ? "uint64_t" : "uint32_t"));
+    nan = fl && extreme;
+  }
+  bool is_max() const { return p == Prim::ReduceMax; }
+  std::string init() const {
+    switch (p) {
+      case Prim::ReduceSum: case Prim::ReduceOr: case Prim::ReduceXor: return str("(", U, ")0");
+      case Prim::ReduceProd: return str("(", U, ")1");
+      case Prim::ReduceAnd: return bl ? "1u" : str("~(", U, ")0");
+      default: break;
+    }
+    if (bl) return is_max() ? "0u" : "1u";
+    if (fl) return str(is_max() ? "-" : "", "(", T, ")__builtin_inf()");
+    return is_max() ? str("std::numeric_limits<", T, ">::lowest()") : str("std::numeric_limits<", T, ">::max()");
+  }
+  // a = a (op) x, where x is an element (not yet converted) or another accumulator.
+  std::string combine(const std::string& a, const std::string& x) const {
+    switch (p) {
+      case Prim::ReduceSum: return str(a, " += (", U, ")", x, ";");
+      case Prim::ReduceProd: return str(a, " *= (", U, ")", x, ";");
+      case Prim::ReduceAnd: return str(a, " &= (", U, ")", x, ";");
+      case Prim::ReduceOr: return str(a, " |= (", U, ")", x, ";");
+      case Prim::ReduceXor: return str(a, " ^= (", U, ")", x, ";");
+      default: break;
+    }
+    if (bl) return str(a, is_max() ? " |= " : " &= ", "(unsigned)", x, ";");
+    return str(a, " = ", x, is_max() ? " > " : " < ", a, " ? ", x, " : ", a, ";");
+  }
+  std::string update(const std::string& a, const std::string& n, const std::string& x) const {
+    std::string s = combine(a, x);
+    return nan ? str(s, " ", n, " |= (unsigned)(", x, " != ", x, ");") : s;
+  }
+  std::string merge(const std::string& a, const std::string& n, const std::string& b,
+                    const std::string& bn) const {
+    std::string s = combine(a, b);
+    return nan ? str(s, " ", n, " |= ", bn, ";") : s;
+  }
+  std::string result(const std::string& a, const std::string& n) const {
+    if (bl) return str("(bool)(", a, " & 1u)");
+    if (nan) return str("(", n, " ? (", T, ")__builtin_nan(\"\") : ", a, ")");
+    return str("((", T, ")", a, ")");
+  }
+};
+
+// Threads a kernel that splits one row (or one block of columns) across threads may use:
+// the per-thread partials are published in arrays of this many entries.
+constexpr int kMaxThreads = 64;
+// Columns per block of a column kernel: its per-column accumulators and values are local
+// arrays of this many elements.
+constexpr int64_t kColTile = 1024;
+// Float sums of a column kernel add blocks of this many rows first, then the block into
+// the column's total: the rounding error grows with rows / 64 + 64 instead of rows.
+constexpr int64_t kSumBlock = 64;
+// Column blocks below which a large column kernel splits each block's rows across threads
+// instead of giving whole blocks to threads.
+constexpr int64_t kMinParallelUnits = 8;
+
 class KernelWriter {
  public:
   KernelWriter(const ir::Jaxpr& j, const FusionPlan& plan, const FusedStep& st,
@@ -181,7 +252,7 @@ class KernelWriter {
     if (numel(st_.domain) == 0 && !st_.has_reduction()) {
       body = "  // empty domain: nothing to compute\n";
     } else if (st_.has_reduction()) {
-      body = rows();
+      body = use_cols() ? cols() : rows();
     } else {
       mode_ = Mode::Flat;
       body = flat();
@@ -201,7 +272,8 @@ class KernelWriter {
  private:
   // Lanes: values of kLanes consecutive elements (by flat index) computed from padded
   // copies of their inputs, for the remainder of a simd loop (lanes_block).
-  enum class Mode { Flat, Nested, Rows, Lanes };
+  // Cols: a row kernel whose innermost dims are kept (column reductions, see cols()).
+  enum class Mode { Flat, Nested, Rows, Cols, Lanes };
   struct Scope {
     std::string code;
     std::map<std::string, std::string> memo;
@@ -234,11 +306,20 @@ class KernelWriter {
   // Lanes mode: declarations and fills of the padded copies read by the lane loop.
   std::string pad_decls_, pad_fills_;
   static constexpr int kPrologue = -1;  // scope index of the prologue
+  // Cols mode: the reduced dims, the kept dims after the last reduced one (the columns,
+  // contiguous in memory) and the other kept dims; columns per block; the values defined
+  // in the open column loop (key, name), and whether blocks split their rows by thread.
+  std::vector<int> red_, inner_, outer_;
+  int64_t col_tile_ = 0, n_tiles_ = 1;
+  std::vector<std::pair<std::string, std::string>> col_names_;
+  bool coop_ = false;
 
   const Shape& shape_of(int v) const { return j_.avals[size_t(v)].shape; }
   DType dtype_of(int v) const { return j_.avals[size_t(v)].dtype; }
   bool inside(int v) const { return producer_.count(v) > 0; }
   bool is_reduced(int d) const { return d >= 0 && st_.reduced[size_t(d)]; }
+  bool is_inner(int d) const { return std::find(inner_.begin(), inner_.end(), d) != inner_.end(); }
+  std::string col_index() const { return n_tiles_ > 1 ? "(jx_c0 + jx_c)" : "jx_c"; }
   bool refs_reduced(const Map& m) const {
     for (int d : m)
       if (is_reduced(d)) return true;
@@ -265,6 +346,15 @@ class KernelWriter {
   // live in the row scope (0); everything else in the innermost scope.
   int scope_for(const Map& m) const {
     if (mode_ == Mode::Rows && !refs_reduced(m)) return 0;
+    if (mode_ == Mode::Cols) {
+      if (refs_reduced(m)) {
+        JX_CHECK(scopes_.size() == 3, "an element value used outside the element loop");
+        return 2;
+      }
+      for (int d : m)
+        if (is_inner(d)) return 1;
+      return 0;
+    }
     return int(scopes_.size()) - 1;
   }
   std::string idx(int d) {
@@ -276,6 +366,12 @@ class KernelWriter {
     int owner = 0;  // Lanes: every index is decomposed from the flat one, per element
     if (mode_ == Mode::Nested && d == nonunit_.back()) owner = 1;
     if (mode_ == Mode::Rows && is_reduced(d)) owner = 1;
+    if (mode_ == Mode::Cols && is_inner(d)) {
+      // Decomposed from the column index in whichever column or element loop uses it.
+      for (size_t k = 1; k < scopes_.size(); ++k) scopes_[k].used_dims.insert(d);
+      return str("i", d);
+    }
+    if (mode_ == Mode::Cols && is_reduced(d)) owner = 2;
     JX_CHECK(owner < int(scopes_.size()), "index of dim ", d, " used outside its loop");
     scopes_[size_t(owner)].used_dims.insert(d);
     return str("i", d);
@@ -291,6 +387,7 @@ class KernelWriter {
       flat_failed_ = true;
       return "0";
     }
+    if (mode_ == Mode::Cols || (mode_ == Mode::Rows && !red_.empty())) return cols_offset(shape, m);
     std::string s;
     int64_t stride = 1;
     for (int d = int(shape.size()) - 1; d >= 0; --d) {
@@ -299,6 +396,38 @@ class KernelWriter {
       stride *= shape[size_t(d)];
     }
     return s.empty() ? "0" : s;
+  }
+  // In a row or column kernel the reduced dims (when contiguous in the buffer) are read
+  // through the flat reduced index r, and in a column kernel the inner kept dims through
+  // the column index, so that the loops do no division per row or per element.
+  std::string cols_offset(const Shape& shape, const Map& m) {
+    std::vector<std::pair<int, int64_t>> dims;  // (domain dim, buffer stride), outermost first
+    int64_t stride = 1;
+    for (int d = int(shape.size()) - 1; d >= 0; --d) {
+      if (m[size_t(d)] >= 0 && shape[size_t(d)] != 1) dims.insert(dims.begin(), {m[size_t(d)], stride});
+      stride *= shape[size_t(d)];
+    }
+    std::vector<std::string> terms;
+    auto term = [&](const std::string& v, int64_t st) {
+      terms.push_back(st == 1 ? v : str(v, "*", st, "LL"));
+    };
+    size_t k = 0;
+    while (k < dims.size()) {
+      const std::vector<int>* run = is_reduced(dims[k].first) ? &red_ : is_inner(dims[k].first) ? &inner_ : nullptr;
+      bool whole = run && k + run->size() <= dims.size();
+      for (size_t q = 0; whole && q < run->size(); ++q) whole = dims[k + q].first == (*run)[q];
+      if (whole) {
+        term(run == &red_ ? "r" : col_index(), dims[k + run->size() - 1].second);
+        k += run->size();
+      } else {
+        term(idx(dims[k].first), dims[k].second);
+        ++k;
+      }
+    }
+    if (terms.empty()) return "0";
+    std::string s = terms[0];
+    for (size_t q = 1; q < terms.size(); ++q) s = str(s, " + ", terms[q]);
+    return s;
   }
   std::string lookup(const std::string& key) const {
     for (int s = int(scopes_.size()) - 1; s >= 0; --s) {
@@ -316,6 +445,14 @@ class KernelWriter {
     Scope& sc = scope_at(scope);
     sc.code += str("const ", T, " ", name, " = static_cast<", T, ">(", expr, ");\n");
     if (scope == kPrologue) prologue_.names.emplace_back(T, name);
+    if (mode_ == Mode::Cols && scope == 1) {
+      // Read by the element loop (another loop) and later phases through an array.
+      scopes_[0].code = str(T, " ", name, "_c[", col_tile_, "];\n", scopes_[0].code);
+      sc.code += str(name, "_c[jx_c] = ", name, ";\n");
+      name = str(name, "_c[jx_c]");
+      sc.memo[key] = name;
+      col_names_.emplace_back(key, name);
+    }
     sc.memo[key] = name;
     return name;
   }
@@ -462,6 +599,8 @@ class KernelWriter {
     if (numel(shape_of(var)) == 1 && numel(st_.domain) > 1) {
       std::string first = mode_ == Mode::Flat     ? "i == 0"
                           : mode_ == Mode::Nested ? str("o == 0 && i", nonunit_.back(), " == 0")
+                          : mode_ == Mode::Cols   ? str("o == 0 && ", col_index(), " == 0",
+                                                        scopes_.size() == 3 ? " && r == 0" : "")
                                                   : "o == 0";
       s = str("if (", first, ") ", s);
     }
@@ -604,15 +743,202 @@ class KernelWriter {
     return n;
   }
 
+  // ---- column kernels ----
+  // A row kernel whose innermost non-unit dim is kept reads each row (fixed kept index)
+  // with a stride; the column form instead walks the reduced index in the outer loop and
+  // the kept (contiguous) index in the inner simd loop, accumulating into per-column
+  // arrays (BatchNorm's statistics over N, H, W of NHWC; a bias gradient).
+  bool use_cols() {
+    std::vector<int> kept, red;
+    for (int d : nonunit_) (st_.reduced[size_t(d)] ? red : kept).push_back(d);
+    if (red.empty() || kept.empty() || st_.reduced[size_t(nonunit_.back())]) return false;
+    for (int v : st_.outputs)  // a one-element output computed in the loops: the row form
+      if (numel(shape_of(v)) == 1 && !invariant(v)) return false;
+    red_ = red;
+    for (int d : kept) (d > red.back() ? inner_ : outer_).push_back(d);
+    return true;
+  }
+
+  // For each block of columns (a unit: one index of the outer kept dims and up to
+  // kColTile columns): per phase of independent reductions, a column loop computing the
+  // per-column values that phase reads and resetting its accumulators, then the rows
+  // r = 0..n_red, each a simd loop over the columns; then the per-column outputs and a
+  // final pass writing the elementwise outputs. Units go to threads; with fewer units
+  // than kMinParallelUnits, every thread takes a share of each unit's rows and the
+  // per-thread partials combine in thread order after each phase.
+  std::string cols() {
+    mode_ = Mode::Cols;
+    int64_t K = 1, n_out = 1, n_red = 1;
+    for (int d : inner_) K *= st_.domain[size_t(d)];
+    for (int d : outer_) n_out *= st_.domain[size_t(d)];
+    for (int d : red_) n_red *= st_.domain[size_t(d)];
+    if (K == 0 || n_out == 0) return "  // no columns: nothing to compute\n";
+    col_tile_ = K <= 2 * kColTile ? K : kColTile;
+    n_tiles_ = (K + col_tile_ - 1) / col_tile_;
+    const int64_t units = n_out * n_tiles_;
+    const bool parallel = numel(st_.domain) >= kParallelMin;
+    coop_ = parallel && units < kMinParallelUnits && n_red > 1;
+    const std::string cn = n_tiles_ > 1 ? "jx_cn" : str(K, "LL");
+    const std::string r0 = coop_ ? "jx_r0" : "0", r1 = coop_ ? "jx_r1" : str(n_red, "LL");
+    const std::string ci = col_index();
+    auto col_loop = [&](const std::set<int>& used, const std::string& code) {
+      if (code.empty()) return std::string();
+      return str("#pragma omp simd\nfor (int64_t jx_c = 0; jx_c < ", cn, "; ++jx_c) {\n",
+                 decompose(inner_, used, ci.c_str(), "  "), indent_block(code, "  "), "}\n");
+    };
+    auto row_loop = [&](const Scope& elem, const std::string& code, const std::string& a,
+                        const std::string& b, const std::string& tail = "") {
+      return str("for (int64_t r = ", a, "; r < ", b, "; ++r) {\n", decompose(red_, elem.used_dims, "r", "  "),
+                 indent_block(col_loop(elem.used_dims, code) + tail, "  "), "}\n");
+    };
+    // Values of the column loop just closed are read from their arrays from now on.
+    auto retire_columns = [&] {
+      for (auto& [key, name] : col_names_) scopes_[0].memo[key] = name;
+      col_names_.clear();
+    };
+    scopes_.assign(1, Scope{});
+    std::unordered_map<int, int> memo;
+    std::map<int, std::vector<int>> phases;
+    for (int i : st_.eqns)
+      if (is_reduce(j_.eqns[size_t(i)].prim)) {
+        int v = j_.eqns[size_t(i)].outputs[0];
+        phases[need(v, memo) - 1].push_back(v);
+      }
+    std::vector<int> early, x_level;
+    for (size_t k = 0; k < st_.outputs.size(); ++k) {
+      int v = st_.outputs[k];
+      if (refs_reduced(plan_.placement[size_t(v)])) (need(v, memo) == 0 ? early : x_level).push_back(int(k));
+    }
+    std::string shared;  // before the parallel region (coop): the partials' addresses
+    Map ident(st_.domain.size(), -1);
+    for (int d : nonunit_) ident[size_t(d)] = d;
+    bool first_phase = true;
+    for (auto& [phase, vars] : phases) {
+      std::string decls, resets, updates, blk_resets, flushes, publish, combine;
+      bool blocked = false;
+      scopes_.push_back(Scope{});  // 1: columns
+      scopes_.push_back(Scope{});  // 2: elements
+      for (int v : vars) {
+        const ir::Eqn& e = j_.eqns[size_t(producer_.at(v))];
+        RedOps o(e.prim, dtype_of(v));
+        const std::string a = str("jx_a", v), an = str("jx_an", v), p = coop_ ? str("jx_p", v) : a,
+                          pn = coop_ ? str("jx_pn", v) : an;
+        for (const std::string& arr : coop_ ? std::vector<std::string>{a, p} : std::vector<std::string>{a}) {
+          decls += str(o.U, " ", arr, "[", col_tile_, "];\n");
+          if (o.nan) decls += str("unsigned ", arr == a ? an : pn, "[", col_tile_, "];\n");
+        }
+        resets += str(p, "[jx_c] = ", o.init(), ";\n");
+        if (o.nan) resets += str(pn, "[jx_c] = 0u;\n");
+        std::string x = atom(e.inputs[0], ident);
+        if (o.fl && e.prim == Prim::ReduceSum) {
+          blocked = true;
+          decls += str(o.U, " jx_b", v, "[", col_tile_, "];\n");
+          resets += str("jx_b", v, "[jx_c] = 0;\n");
+          blk_resets += str("jx_b", v, "[jx_c] = 0;\n");
+          updates += o.update(str("jx_b", v, "[jx_c]"), "", x) + "\n";
+          flushes += o.merge(str(p, "[jx_c]"), "", str("jx_b", v, "[jx_c]"), "") + "\n";
+        } else {
+          updates += o.update(str(p, "[jx_c]"), str(pn, "[jx_c]"), x) + "\n";
+        }
+        if (coop_) {
+          shared += str("const ", o.U, "* jx_s", v, "[", kMaxThreads, "];\n");
+          publish += str("jx_s", v, "[jx_t] = ", p, ";\n");
+          combine += str(a, "[jx_c] = jx_s", v, "[0][jx_c];\n");
+          std::string m = o.merge(str(a, "[jx_c]"), str(an, "[jx_c]"), str("jx_s", v, "[jx_k][jx_c]"),
+                                  str("jx_sn", v, "[jx_k][jx_c]"));
+          if (o.nan) {
+            shared += str("const unsigned* jx_sn", v, "[", kMaxThreads, "];\n");
+            publish += str("jx_sn", v, "[jx_t] = ", pn, ";\n");
+            combine += str(an, "[jx_c] = jx_sn", v, "[0][jx_c];\n");
+          }
+          combine += str("for (int jx_k = 1; jx_k < jx_nt; ++jx_k) { ", m, " }\n");
+        }
+      }
+      if (first_phase)
+        for (int k : early) scopes_.back().code += store(k, st_.outputs[size_t(k)]);
+      Scope elem = std::move(scopes_.back());
+      scopes_.pop_back();
+      Scope col = std::move(scopes_.back());
+      scopes_.pop_back();
+      std::string code = decls + col_loop(col.used_dims, col.code + resets);
+      // Blocked float sums: after every kSumBlock rows (and the last), the block's sums
+      // go into the totals.
+      const std::string tail =
+          blocked ? str("if ((r - ", r0, ") % ", kSumBlock, "LL == ", kSumBlock - 1, "LL || r + 1 == ", r1, ") {\n",
+                        indent_block(col_loop({}, flushes + blk_resets), "  "), "}\n")
+                  : "";
+      code += row_loop(elem, elem.code + updates, r0, r1, tail);
+      if (coop_) {
+        // The combined value is the same in every thread; each keeps its own copy.
+        code += publish + "#pragma omp barrier\n";
+        code += str("#pragma omp simd\nfor (int64_t jx_c = 0; jx_c < ", cn, "; ++jx_c) {\n", indent_block(combine, "  "), "}\n");
+      }
+      scopes_[0].code += code;
+      retire_columns();
+      for (int v : vars) {
+        RedOps o(j_.eqns[size_t(producer_.at(v))].prim, dtype_of(v));
+        scopes_[0].memo[str("v", v)] = o.result(str("jx_a", v, "[jx_c]"), str("jx_an", v, "[jx_c]"));
+      }
+      first_phase = false;
+    }
+    // Per-column outputs (thread 0 of a split unit writes them).
+    scopes_.push_back(Scope{});
+    std::string stores;
+    for (size_t k = 0; k < st_.outputs.size(); ++k)
+      if (!refs_reduced(plan_.placement[size_t(st_.outputs[k])])) stores += store(int(k), st_.outputs[k]);
+    Scope col = std::move(scopes_.back());
+    scopes_.pop_back();
+    std::string outs = col_loop(col.used_dims, col.code + stores);
+    scopes_[0].code += coop_ && !outs.empty() ? str("if (jx_t == 0) {\n", indent_block(outs, "  "), "}\n") : outs;
+    retire_columns();
+    if (!x_level.empty() && n_red > 0) {
+      scopes_.push_back(Scope{});
+      scopes_.push_back(Scope{});
+      std::string st;
+      for (int k : x_level) st += store(k, st_.outputs[size_t(k)]);
+      Scope elem = std::move(scopes_.back());
+      scopes_.pop_back();
+      Scope c2 = std::move(scopes_.back());
+      scopes_.pop_back();
+      scopes_[0].code += col_loop(c2.used_dims, c2.code) + row_loop(elem, elem.code + st, r0, r1);
+    }
+    std::string unit = str("for (int64_t jx_u = 0; jx_u < ", units, "LL; ++jx_u) {\n");
+    unit += n_tiles_ > 1 ? str("  const int64_t o = jx_u / ", n_tiles_, "LL, jx_c0 = jx_u % ", n_tiles_, "LL * ",
+                               col_tile_, "LL;\n  const int64_t jx_cn = ", K, "LL - jx_c0 < ", col_tile_, "LL ? ", K,
+                               "LL - jx_c0 : ", col_tile_, "LL;\n")
+                         : "  const int64_t o = jx_u;\n";
+    unit += decompose(outer_, scopes_[0].used_dims, "o", "  ");
+    unit += indent_block(scopes_[0].code, "  ");
+    if (coop_) unit += "  #pragma omp barrier\n";  // before the next unit resets the partials
+    unit += "}\n";
+    if (!coop_) {
+      std::string pragma = parallel && units > 1 ? "#pragma omp parallel for schedule(static)\n" : "";
+      return indent_block(pragma + unit, "  ");
+    }
+    std::string s = shared;
+    s += str("#pragma omp parallel num_threads(omp_get_max_threads() < ", kMaxThreads, " ? omp_get_max_threads() : ",
+             kMaxThreads, ")\n{\n");
+    s += "  const int jx_t = omp_get_thread_num(), jx_nt = omp_get_num_threads();\n";
+    s += str("  const int64_t jx_r0 = ", n_red, "LL * jx_t / jx_nt, jx_r1 = ", n_red, "LL * (jx_t + 1) / jx_nt;\n");
+    s += indent_block(unit, "  ") + "}\n";
+    return indent_block(s, "  ");
+  }
+
   std::string rows() {
     mode_ = Mode::Rows;
     scopes_.assign(1, Scope{});
     std::vector<int> kept, red;
     for (int d : nonunit_) (st_.reduced[size_t(d)] ? red : kept).push_back(d);
+    red_ = red;
     int64_t n_rows = 1, n_red = 1;
     for (int d : kept) n_rows *= st_.domain[size_t(d)];
     for (int d : red) n_red *= st_.domain[size_t(d)];
     if (n_rows == 0) return "  // no rows: nothing to compute\n";
+    // One large row (a full reduction to a scalar): every thread takes a share of the
+    // reduced range; the partials combine in thread order after each phase.
+    const bool coop = n_rows == 1 && n_red >= kParallelMin;
+    const std::string r0 = coop ? "jx_r0" : "0", r1 = coop ? "jx_r1" : str(n_red, "LL");
+    std::string shared;
 
     std::unordered_map<int, int> memo;
     std::map<int, std::vector<int>> phases;  // phase -> reduction output vars
@@ -627,7 +953,7 @@ class KernelWriter {
       Scope inner = std::move(scopes_.back());
       scopes_.pop_back();
       std::string s = pragma;
-      s += str("for (int64_t r = 0; r < ", n_red, "LL; ++r) {\n");
+      s += str("for (int64_t r = ", r0, "; r < ", r1, "; ++r) {\n");
       s += decompose(red, inner.used_dims, "r", "  ");
       s += indent_block(inner.code, "  ");
       scopes_[0].code += s + "}\n";
@@ -664,6 +990,24 @@ class KernelWriter {
         if (first_phase)
           for (int k : early) scopes_.back().code += store(k, st_.outputs[size_t(k)]);
         close_loop(str("#pragma omp simd", clauses, "\n"));
+        if (coop) {
+          std::string publish, combine;
+          for (int v : vars) {
+            RedOps o(j_.eqns[size_t(producer_.at(v))].prim, dtype_of(v));
+            const std::string a = str("acc", v), an = str(a, "_nan");
+            shared += str(o.U, " jx_s", v, "[", kMaxThreads, "];\n");
+            publish += str("jx_s", v, "[jx_t] = ", a, ";\n");
+            combine += str(a, " = jx_s", v, "[0];\n");
+            if (o.nan) {
+              shared += str("unsigned jx_sn", v, "[", kMaxThreads, "];\n");
+              publish += str("jx_sn", v, "[jx_t] = ", an, ";\n");
+              combine += str(an, " = jx_sn", v, "[0];\n");
+            }
+            combine += str("for (int jx_k = 1; jx_k < jx_nt; ++jx_k) { ",
+                           o.merge(a, an, str("jx_s", v, "[jx_k]"), str("jx_sn", v, "[jx_k]")), " }\n");
+          }
+          scopes_[0].code += publish + "#pragma omp barrier\n" + combine;
+        }
       }
       for (int v : vars) {
         ReductionCode c = reduction_code(j_.eqns[size_t(producer_.at(v))].prim, dtype_of(v),
@@ -674,7 +1018,9 @@ class KernelWriter {
     }
     for (size_t k = 0; k < st_.outputs.size(); ++k) {
       int v = st_.outputs[k];
-      if (!refs_reduced(plan_.placement[size_t(v)])) scopes_[0].code += store(int(k), v);
+      if (refs_reduced(plan_.placement[size_t(v)])) continue;
+      std::string st = store(int(k), v);
+      scopes_[0].code += coop && !st.empty() ? str("if (jx_t == 0) ", st) : st;
     }
     if (!x_level.empty() && n_red > 0) {
       open_loop();
@@ -682,11 +1028,19 @@ class KernelWriter {
       close_loop("#pragma omp simd\n");
     }
     std::string s;
-    if (n_rows > 1 && n_rows * n_red >= kParallelMin) s += "  #pragma omp parallel for schedule(static)\n";
-    s += str("  for (int64_t o = 0; o < ", n_rows, "LL; ++o) {\n");
-    s += decompose(kept, scopes_[0].used_dims, "o", "    ");
-    s += indent_block(scopes_[0].code, "    ");
-    return s + "  }\n";
+    if (n_rows > 1 && n_rows * n_red >= kParallelMin) s += "#pragma omp parallel for schedule(static)\n";
+    s += str("for (int64_t o = 0; o < ", n_rows, "LL; ++o) {\n");
+    s += decompose(kept, scopes_[0].used_dims, "o", "  ");
+    s += indent_block(scopes_[0].code, "  ");
+    s += "}\n";
+    if (coop) {
+      s = str(shared, "#pragma omp parallel num_threads(omp_get_max_threads() < ", kMaxThreads,
+              " ? omp_get_max_threads() : ", kMaxThreads, ")\n{\n",
+              "  const int jx_t = omp_get_thread_num(), jx_nt = omp_get_num_threads();\n",
+              str("  const int64_t jx_r0 = ", n_red, "LL * jx_t / jx_nt, jx_r1 = ", n_red, "LL * (jx_t + 1) / jx_nt;\n"),
+              indent_block(s, "  "), "}\n");
+    }
+    return indent_block(s, "  ");
   }
 };
 

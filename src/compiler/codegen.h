@@ -13,7 +13,13 @@
 // with reductions is a row kernel: an outer (parallel) loop over the kept index, inside
 // it one simd loop per phase of independent reductions (softmax: max, then sum of
 // exp(x - max)), then the per-row results, then a simd loop writing the elementwise
-// outputs. f32 transcendentals vectorize through glibc's libmvec without -ffast-math.
+// outputs. When the kernel's innermost non-unit dim is kept (column sums, BatchNorm's
+// statistics over N, H, W in NHWC), it is a column kernel instead: blocks of up to 1024
+// columns, per phase a loop over the rows with a simd loop over the contiguous columns
+// accumulating into per-column arrays, threads over blocks (or over row ranges, partials
+// combined in thread order, when there are few blocks). Full reductions to a scalar split
+// their range across threads the same way. f32 transcendentals vectorize through glibc's
+// libmvec without -ffast-math.
 //
 // Hoisting: values that do not depend on the loop indices -- computed only from literals,
 // one-element inputs and broadcasts of such values (Adam's 1 / (1 - pow(0.9, t))) -- are

@@ -90,6 +90,11 @@ JX_SIMD_DECL1(asin) JX_SIMD_DECL1(acos) JX_SIMD_DECL1(atan) JX_SIMD_DECL1(sinh)
 JX_SIMD_DECL1(cosh) JX_SIMD_DECL1(tanh) JX_SIMD_DECL1(asinh) JX_SIMD_DECL1(acosh)
 JX_SIMD_DECL1(atanh) JX_SIMD_DECL1(cbrt) JX_SIMD_DECL1(erf) JX_SIMD_DECL1(erfc)
 JX_SIMD_DECL2(pow) JX_SIMD_DECL2(atan2)
+// OpenMP's runtime (omp.h, declared here so that the source needs no other header): row
+// kernels that split one row's reduced range across threads combine per-thread partials.
+int omp_get_thread_num(void) noexcept;
+int omp_get_num_threads(void) noexcept;
+int omp_get_max_threads(void) noexcept;
 }
 #undef JX_SIMD_DECL1
 #undef JX_SIMD_DECL2

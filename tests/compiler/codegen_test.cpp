@@ -7,6 +7,7 @@
 
 #include "compiler/jit_testing.h"
 #include "compiler/pipeline.h"
+#include "support/str.h"
 
 namespace {
 
@@ -203,7 +204,6 @@ TEST(Codegen, RandomProgramsMatchTheInterpreter) {
   }
 }
 
-}  // namespace
 
 // ---- remainders: jit equals eager bit for bit on transcendentals ----
 
@@ -274,3 +274,94 @@ TEST(Codegen, LoopsRunWholeVectorsAndPadTheRemainder) {
   std::string rows = source_of(add_rows, {aval(DType::Float32, {100, 3}), aval(DType::Float32, {3})});
   EXPECT_NE(rows.find("for (int64_t jx_b = 0; jx_b < 300LL; jx_b += 16LL)"), std::string::npos) << rows;
 }
+
+// Reductions whose kept dims are innermost (a bias gradient, BatchNorm's statistics over
+// N, H, W of NHWC): the rows are the outer loop, the kept (contiguous) columns the simd
+// loop, one accumulator per column.
+TEST(Codegen, ColumnReductionsLoopOverRowsOutside) {
+  auto col_sum = [](const Arrays& a) -> Arrays { return {lax::reduce_sum(a[0], {0})}; };
+  std::string small = source_of(col_sum, {aval(DType::Float32, {300, 70})});
+  EXPECT_NE(small.find("float jx_a1[70];"), std::string::npos) << small;
+  EXPECT_NE(small.find("for (int64_t r = 0; r < 300LL; ++r)"), std::string::npos) << small;
+  EXPECT_NE(small.find("if ((r - 0) % 64LL == 63LL || r + 1 == 300LL)"), std::string::npos) << small;
+  EXPECT_NE(small.find("for (int64_t jx_c = 0; jx_c < 70LL; ++jx_c)"), std::string::npos) << small;
+  EXPECT_NE(small.find("in0[r*70LL + jx_c]"), std::string::npos) << small;  // contiguous per row
+  EXPECT_EQ(small.find("parallel"), std::string::npos) << small;
+  // BatchNorm's statistics over a large NHWC array, 64 channels: one block of columns,
+  // whose rows every thread shares; the partials combine after the phase.
+  auto stats = [](const Arrays& a) -> Arrays {  // E[x] and E[x^2] - E[x]^2, unscaled
+    Array m = lax::reduce_sum(a[0], {0, 1, 2});
+    return {m, lax::sub(lax::reduce_sum(lax::mul(a[0], a[0]), {0, 1, 2}), lax::mul(m, m))};
+  };
+  std::string bn = source_of(stats, {aval(DType::Float32, {32, 8, 8, 64})});
+  EXPECT_EQ(count(bn, "void jx_kernel_"), 1) << bn;
+  EXPECT_NE(bn.find("omp_get_thread_num()"), std::string::npos) << bn;
+  EXPECT_NE(bn.find("#pragma omp barrier"), std::string::npos) << bn;
+  EXPECT_NE(bn.find("const int64_t jx_r0 = 2048LL * jx_t / jx_nt"), std::string::npos) << bn;
+  // Many blocks of columns: whole blocks go to threads.
+  std::string many = source_of([](const Arrays& a) -> Arrays { return {lax::reduce_max(a[0], {1})}; },
+                               {aval(DType::Float32, {64, 40, 100})});
+  EXPECT_NE(many.find("#pragma omp parallel for schedule(static)\n  for (int64_t jx_u = 0; jx_u < 64LL; ++jx_u)"),
+            std::string::npos) << many;
+  EXPECT_EQ(many.find("barrier"), std::string::npos) << many;
+}
+
+TEST(Codegen, FullReductionUsesEveryThread) {
+  std::string src = source_of([](const Arrays& a) -> Arrays { return {lax::reduce_sum(a[0], {0, 1})}; },
+                              {aval(DType::Float32, {512, 512})});
+  EXPECT_NE(src.find("omp_get_thread_num()"), std::string::npos) << src;
+  EXPECT_NE(src.find("for (int64_t r = jx_r0; r < jx_r1; ++r)"), std::string::npos) << src;
+  EXPECT_NE(src.find("if (jx_t == 0) if (o == 0) out0[0]"), std::string::npos) << src;
+}
+
+// Every fusible reduction over each axis subset that keeps the last dim (the column
+// form), small and large enough for threads (split rows, or blocks of columns when the
+// columns exceed one block), against the interpreter; float sums within a relative 1e-5
+// (another summation order), everything else exact. NaN and infinities among the floats.
+TEST(Codegen, ColumnReductionsMatchTheInterpreter) {
+  using Red = Array (*)(const Array&, const std::vector<int64_t>&);
+  struct Op {
+    const char* name;
+    Red fn;
+    int input;  // 0: f32, 1: f64, 2: i32, 3: bool, 4: u8
+  };
+  const Op ops_[] = {{"sum", lax::reduce_sum, 0}, {"max", lax::reduce_max, 0}, {"min", lax::reduce_min, 0},
+                     {"prod", lax::reduce_prod, 1}, {"sum", lax::reduce_sum, 2}, {"max", lax::reduce_max, 2},
+                     {"and", lax::reduce_and, 3},  {"or", lax::reduce_or, 3},   {"min", lax::reduce_min, 4}};
+  const DType types[] = {DType::Float32, DType::Float64, DType::Int32, DType::Bool, DType::UInt8};
+  const std::vector<int64_t> subsets[] = {{0}, {1}, {0, 1}};
+  // One program per shape, every reduction of it an output (one compile per shape).
+  for (const Shape& s : {Shape{5, 7, 19}, Shape{40, 30, 70}, Shape{3, 11, 3000}}) {
+    auto f = [&](const Arrays& a) -> Arrays {
+      Arrays out;
+      for (const Op& op : ops_)
+        for (const auto& axes : subsets) {
+          // A fused producer, so that the reduction reads a computed value.
+          const Array& x = a[size_t(op.input)];
+          out.push_back(op.fn(op.input == 3 ? lax::bitwise_not(x) : lax::max(x, lax::neg(x)), axes));
+        }
+      return out;
+    };
+    std::vector<ops::Aval> in;
+    Arrays args;
+    for (int k = 0; k < 5; ++k) {
+      in.push_back(aval(types[k], s));
+      args.push_back(input(types[k], s, 40 + k, true));
+    }
+    args[1] = lax::exp(args[1] * 0.01);  // products of f64 near 1
+    ir::Jaxpr j = trace_closed(f, in);
+    auto exe = compiler::compile(j, {.name = "codegen_test", .donate = {}});
+    Arrays got = exe->run(args), want = ir::eval_jaxpr(j, args);
+    EXPECT_EQ(count_steps(exe->describe(), "library"), 0) << exe->describe();
+    size_t k = 0;
+    for (const Op& op : ops_)
+      for (const auto& axes : subsets) {
+        const bool float_sum = op.input <= 1 && (std::string(op.name) == "sum" || std::string(op.name) == "prod");
+        EXPECT_TRUE(close_values({got[k]}, {want[k]}, 0, float_sum ? 1e-5 : 0))
+            << op.name << " " << dtype_name(types[op.input]) << " " << shape_str(s) << " " << list_str(axes);
+        ++k;
+      }
+  }
+}
+
+}  // namespace

@@ -4,6 +4,7 @@
 
 #include "compiler/jit_testing.h"
 #include "jx/lax.h"
+#include "jx/transforms.h"
 
 namespace {
 
@@ -184,6 +185,74 @@ TEST(Fusion, InterpreterPlanHasOneLibraryStepPerEquation) {
                              {aval(DType::Float32, {4})});
   compiler::FusionPlan p = compiler::fuse(j, {.kernels = false});
   EXPECT_EQ(compiler::describe(j, p), "library neg -> f32[4]\nlibrary exp -> f32[4]\n");
+}
+
+// Flax's BatchNorm in training over NHWC (statistics over N, H, W; fast variance).
+Array batch_norm(const Array& x, const Array& scale, const Array& bias) {
+  const std::vector<int64_t> axes = {0, 1, 2};
+  Array mean = jnp::mean(x, axes, true);
+  Array var = jnp::maximum(jnp::mean(jnp::square(x), axes, true) - jnp::square(mean), 0.0);
+  return (x - mean) * lax::rsqrt(var + 1e-5) * scale + bias;
+}
+
+TEST(Fusion, BatchNormStatisticsAndNormalizationAreOneColumnKernel) {
+  // Large enough for threads: the rows of the one block of 32 columns are split.
+  const Shape s = {16, 12, 12, 32};
+  Array x = input(DType::Float32, s, 30), sc = input(DType::Float32, {32}, 31), b = input(DType::Float32, {32}, 32);
+  Result r = compile_and_run([](const Arrays& a) -> Arrays { return {batch_norm(a[0], a[1], a[2])}; },
+                             {aval(DType::Float32, s), aval(DType::Float32, {32}), aval(DType::Float32, {32})},
+                             {x, sc, b});
+  EXPECT_EQ(count_steps(r.steps, "kernel"), 1) << r.steps;
+  EXPECT_EQ(count_steps(r.steps, "library"), 0) << r.steps;
+  EXPECT_NE(r.steps.find("reducing (0, 1, 2)"), std::string::npos) << r.steps;
+  EXPECT_TRUE(close_values(r.got, r.want, 0, 1e-5));
+  // Independent check: with scale 1 and bias 0 every channel has mean 0 and variance 1
+  // (up to epsilon).
+  Arrays unit = compile_and_run([](const Arrays& a) -> Arrays {
+                                  return {batch_norm(a[0], jnp::ones({32}), jnp::zeros({32}))};
+                                },
+                                {aval(DType::Float32, s)}, {x}).got;
+  std::vector<float> y = unit[0].to_vector<float>();
+  const int64_t n = 16 * 12 * 12;
+  for (int64_t c = 0; c < 32; ++c) {
+    double m = 0, v = 0;
+    for (int64_t i = 0; i < n; ++i) m += y[size_t(i * 32 + c)];
+    m /= double(n);
+    for (int64_t i = 0; i < n; ++i) v += (y[size_t(i * 32 + c)] - m) * (y[size_t(i * 32 + c)] - m);
+    EXPECT_NEAR(m, 0.0, 1e-5) << c;
+    EXPECT_NEAR(v / double(n), 1.0, 1e-3) << c;
+  }
+}
+
+TEST(Fusion, BatchNormGradientColumnReductionsMatchTheInterpreter) {
+  for (const Shape& s : {Shape{4, 3, 5, 24}, Shape{16, 10, 10, 48}}) {
+    const Shape c = {s[3]};
+    Array x = input(DType::Float32, s, 33), sc = input(DType::Float32, c, 34), b = input(DType::Float32, c, 35);
+    Array dy = input(DType::Float32, s, 36);
+    Result r = compile_and_run(
+        [](const Arrays& a) -> Arrays {
+          auto loss = [](const Array& x, const Array& sc, const Array& b, const Array& dy) {
+            return jnp::sum(batch_norm(x, sc, b) * dy);
+          };
+          auto [gx, gs, gb] = jx::grad<0, 1, 2>(loss)(a[0], a[1], a[2], a[3]);
+          return {gx, gs, gb};
+        },
+        {aval(DType::Float32, s), aval(DType::Float32, c), aval(DType::Float32, c), aval(DType::Float32, s)},
+        {x, sc, b, dy});
+    // Every reduction is compiled (a reshape of the scale parameter may stay a library
+    // alias).
+    EXPECT_EQ(count_steps(r.steps, "library reduce"), 0) << r.steps;
+    EXPECT_LE(count_steps(r.steps, "kernel"), 3) << r.steps;
+    EXPECT_TRUE(close_values(r.got, r.want, 0, 2e-4)) << r.steps;
+    // The bias gradient is the column sum of dy.
+    std::vector<float> gb = r.got[2].to_vector<float>(), d = dy.to_vector<float>();
+    const int64_t rows = s[0] * s[1] * s[2];
+    for (int64_t k = 0; k < s[3]; ++k) {
+      double want = 0;
+      for (int64_t i = 0; i < rows; ++i) want += d[size_t(i * s[3] + k)];
+      EXPECT_NEAR(gb[size_t(k)], want, 2e-4) << k;
+    }
+  }
 }
 
 }  // namespace
