@@ -881,15 +881,19 @@ class KernelWriter {
       }
       first_phase = false;
     }
-    // Per-column outputs (thread 0 of a split unit writes them).
+    // Per-column values and outputs (thread 0 of a split unit writes the outputs).
     scopes_.push_back(Scope{});
     std::string stores;
     for (size_t k = 0; k < st_.outputs.size(); ++k)
       if (!refs_reduced(plan_.placement[size_t(st_.outputs[k])])) stores += store(int(k), st_.outputs[k]);
     Scope col = std::move(scopes_.back());
     scopes_.pop_back();
-    std::string outs = col_loop(col.used_dims, col.code + stores);
-    scopes_[0].code += coop_ && !outs.empty() ? str("if (jx_t == 0) {\n", indent_block(outs, "  "), "}\n") : outs;
+    // Every thread computes the per-column values (the final pass reads them from its own
+    // copies); only the stores are thread 0's.
+    std::string body = coop_ && !stores.empty()
+                           ? col.code + str("if (jx_t == 0) {\n", indent_block(stores, "  "), "}\n")
+                           : col.code + stores;
+    scopes_[0].code += body.empty() ? "" : col_loop(col.used_dims, body);
     retire_columns();
     if (!x_level.empty() && n_red > 0) {
       scopes_.push_back(Scope{});

@@ -255,4 +255,31 @@ TEST(Fusion, BatchNormGradientColumnReductionsMatchTheInterpreter) {
   }
 }
 
+// conv -> BatchNorm -> relu -> conv under value_and_grad, over few channels and many rows:
+// the column kernel splits the rows across threads, and every thread needs the per-column
+// statistics in its final pass -- computed, until a fix, by thread 0 alone (the others read
+// uninitialized stack memory: NaN or garbage in a ResNet's loss).
+TEST(Fusion, ConvBatchNormReluConvGradientWithRowsSplitAcrossThreads) {
+  const Shape s{8, 16, 16, 16}, c{32};
+  Array x = input(DType::Float32, s, 41), sc = input(DType::Float32, c, 42), b = input(DType::Float32, c, 43);
+  Array w1 = input(DType::Float32, {3, 3, 16, 32}, 44), w2 = input(DType::Float32, {3, 3, 32, 32}, 45);
+  Result r = compile_and_run(
+      [](const Arrays& a) -> Arrays {
+        auto conv = [](const Array& x, const Array& w) {
+          return lax::conv_general_dilated(x, w, {1, 1}, "SAME", {}, {}, {"NHWC", "HWIO", "NHWC"});
+        };
+        auto loss = [&](const Array& w1, const Array& sc, const Array& b, const Array& w2, const Array& x) {
+          Array h = jnp::maximum(batch_norm(conv(x, w1), sc, b), 0.0);
+          return jnp::sum(jnp::tanh(conv(h, w2)));
+        };
+        auto [l, g] = jx::value_and_grad<0, 1, 2, 3>(loss)(a[0], a[1], a[2], a[3], a[4]);
+        auto [g1, gs, gb, g2] = g;
+        return {l, g1, gs, gb, g2};
+      },
+      {aval(DType::Float32, {3, 3, 16, 32}), aval(DType::Float32, c), aval(DType::Float32, c),
+       aval(DType::Float32, {3, 3, 32, 32}), aval(DType::Float32, s)},
+      {w1, sc, b, w2, x});
+  EXPECT_TRUE(close_values(r.got, r.want, 0, 2e-3)) << r.steps;
+}
+
 }  // namespace
