@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
@@ -19,6 +20,7 @@
 #include <map>
 #include <mutex>
 #include <sstream>
+#include <thread>
 #include <vector>
 
 #include "support/str.h"
@@ -85,6 +87,68 @@ int run_process(const std::vector<std::string>& argv, const std::string& out_pat
     if (errno != EINTR) return -1;
   }
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// Starts argv[0] with stdout/stderr to `log_path`; returns its pid, or -1.
+pid_t start_process(const std::vector<std::string>& argv, const std::string& log_path) {
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = 0;
+  int rc = posix_spawn(&pid, args[0], &fa, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  return rc == 0 ? pid : -1;
+}
+
+int wait_process(pid_t pid) {
+  if (pid < 0) return -1;
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) return -1;
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// Splits a generated source at its part markers (codegen.h) into translation units for
+// `jobs` parallel compiler runs: each unit is the text before the first marker (the
+// prelude) followed by whole parts, balanced by size. Small sources stay one unit: a unit
+// costs a parse of the prelude and the link a little more.
+std::vector<std::string> translation_units(const std::string& source, int jobs) {
+  const std::string marker = std::string("\n") + kPartMarker + "\n";
+  size_t first = source.find(marker);
+  if (jobs < 2 || first == std::string::npos || source.size() < 24000) return {source};
+  std::string head = source.substr(0, first + 1);
+  std::vector<std::string> parts;
+  for (size_t at = first; at != std::string::npos;) {
+    size_t next = source.find(marker, at + marker.size());
+    parts.push_back(source.substr(at + 1, next == std::string::npos ? std::string::npos : next + 1 - (at + 1)));
+    at = next;
+  }
+  int n = std::min<int>(jobs, int(parts.size()));
+  if (n < 2) return {source};
+  // Greedy by size, largest first, into the lightest unit; parts keep their order inside it.
+  std::vector<size_t> order(parts.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return parts[a].size() > parts[b].size(); });
+  std::vector<std::vector<size_t>> units(static_cast<size_t>(n));
+  std::vector<size_t> load(static_cast<size_t>(n), 0);
+  for (size_t i : order) {
+    size_t u = size_t(std::min_element(load.begin(), load.end()) - load.begin());
+    units[u].push_back(i);
+    load[u] += parts[i].size();
+  }
+  std::vector<std::string> out;
+  for (auto& u : units) {
+    std::sort(u.begin(), u.end());
+    std::string tu = head;
+    for (size_t i : u) tu += parts[i];
+    out.push_back(std::move(tu));
+  }
+  return out;
 }
 
 std::string read_file(const std::string& path) {
@@ -254,18 +318,62 @@ BuildResult build_shared_library(const std::string& source, const std::string& n
   const std::string src_path = tmp + ".cpp", tmp_so = tmp + ".so", log_path = tmp + ".log";
   if (!write_file(src_path, source))
     return fail(str("cannot write '", src_path, "' (is JX_CACHE_DIR writable?)"));
-  std::vector<std::string> argv{cfg.cxx};
-  for (std::string& w : split_words(cfg.flags)) argv.push_back(std::move(w));
-  argv.insert(argv.end(), {"-o", tmp_so, src_path, "-lmvec", "-lm"});
-  g_compiler_runs.fetch_add(1);
-  int rc = run_process(argv, log_path, log_path);
-  if (rc != 0) {
-    std::string log = read_file(log_path);
+  std::vector<std::string> flags = split_words(cfg.flags);
+  auto failed = [&](int rc, const std::string& log_file, const std::vector<std::string>& temps) {
+    std::string log = read_file(log_file);
+    for (const std::string& t : temps) std::remove(t.c_str());
     std::remove(tmp_so.c_str());
     std::remove(src_path.c_str());
     if (log.size() > 2000) log = log.substr(0, 2000) + "...";
     return fail(str(cfg.cxx, " failed (exit ", rc, ") on the generated source for '", name,
-                    "'; log in ", log_path, ":\n", log));
+                    "'; log in ", log_file, ":\n", log));
+  };
+  // Large programs compile as several translation units at once (one per core), then link.
+  unsigned cores = std::thread::hardware_concurrency();
+  std::vector<std::string> units = translation_units(source, int(cores ? cores : 1));
+  g_compiler_runs.fetch_add(1);
+  if (units.size() == 1) {
+    std::vector<std::string> argv{cfg.cxx};
+    argv.insert(argv.end(), flags.begin(), flags.end());
+    argv.insert(argv.end(), {"-o", tmp_so, src_path, "-lmvec", "-lm"});
+    int rc = run_process(argv, log_path, log_path);
+    if (rc != 0) return failed(rc, log_path, {});
+  } else {
+    std::vector<std::string> temps, objects, logs;
+    std::vector<pid_t> pids;
+    for (size_t u = 0; u < units.size(); ++u) {
+      std::string part = str(tmp, ".part", u);
+      temps.insert(temps.end(), {part + ".cpp", part + ".o", part + ".log"});
+      if (!write_file(part + ".cpp", units[u])) {
+        for (pid_t p : pids) wait_process(p);
+        for (const std::string& t : temps) std::remove(t.c_str());
+        std::remove(src_path.c_str());
+        return fail(str("cannot write '", part, ".cpp' (is JX_CACHE_DIR writable?)"));
+      }
+      std::vector<std::string> argv{cfg.cxx};
+      argv.insert(argv.end(), flags.begin(), flags.end());
+      argv.insert(argv.end(), {"-c", "-o", part + ".o", part + ".cpp"});
+      pids.push_back(start_process(argv, part + ".log"));
+      objects.push_back(part + ".o");
+      logs.push_back(part + ".log");
+    }
+    int bad = -1, bad_rc = 0;
+    for (size_t u = 0; u < pids.size(); ++u) {
+      int rc = wait_process(pids[u]);
+      if (rc != 0 && bad < 0) bad = int(u), bad_rc = rc;
+    }
+    if (bad >= 0) {
+      std::rename(logs[size_t(bad)].c_str(), log_path.c_str());
+      return failed(bad_rc, log_path, temps);
+    }
+    std::vector<std::string> argv{cfg.cxx};
+    argv.insert(argv.end(), flags.begin(), flags.end());
+    argv.insert(argv.end(), {"-o", tmp_so});
+    argv.insert(argv.end(), objects.begin(), objects.end());
+    argv.insert(argv.end(), {"-lmvec", "-lm"});
+    int rc = run_process(argv, log_path, log_path);
+    if (rc != 0) return failed(rc, log_path, temps);
+    for (const std::string& t : temps) std::remove(t.c_str());
   }
   std::remove(log_path.c_str());
   if (std::rename(tmp_so.c_str(), so_path.c_str()) != 0) {

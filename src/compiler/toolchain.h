@@ -56,6 +56,12 @@ struct BuildResult {
   std::string error;                        // why, when library is null
 };
 
+// A line that splits a generated source into parts (codegen.cpp puts one before each
+// kernel): the text before the first marker is the prelude every part needs, each part
+// is self-contained after it. A large source is compiled as several translation units in
+// parallel, one per core, then linked; the cache key is still the whole source's.
+inline constexpr const char* kPartMarker = "// jx:part";
+
 // Compiles `source` (or finds it in the disk cache) and loads it. `name` only labels
 // dump files. Never throws for a missing or failing compiler: that is reported in
 // `error`, and the caller falls back to interpretation.
