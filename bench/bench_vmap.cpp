@@ -5,15 +5,25 @@
 //   jit_vmap_grad  the same inside jx::jit (traced and compiled before timing)
 //   loop_grad      128 eager jx::grad(loss) calls on pre-sliced examples, then each
 //                  parameter's 128 gradients stacked, so that it returns what vmap does
-// bench/peers/torch_vmap.py times PyTorch's functorch.vmap(functorch.grad(...)) and its
-// autograd loop on the same workload and prints the ratios of one run. Before timing,
-// main() checks once that vmap (and jit of vmap) equals the loop and reports the largest
-// absolute difference as a counter of every benchmark (max_abs_diff_*).
+// DP-SGD's clipped mean: per-example gradients, each scaled by min(1, C / ||g_i||) (the
+// norm over all parameters), then averaged, written as a user writes it (vmap(grad), then
+// jnp ops):
+//   clipped_mean_jit               jitted: the per_example pass computes the norms and the
+//                                  weighted mean from the layers' inputs and output
+//                                  gradients, without the [128, 784, 256] gradients
+//   clipped_mean_jit_materialized  the same program compiled with JX_PER_EXAMPLE_REWRITE=0
+//   clipped_mean_eager             eager (materializes them too)
+// bench/peers/torch_vmap.py times PyTorch's functorch.vmap(functorch.grad(...)), its
+// autograd loop and functorch's clipped mean on the same workload and prints the ratios
+// of one run. Before timing, main() checks once that vmap (and jit of vmap) equals the
+// loop and that the jitted clipped mean equals the eager one, and reports the largest
+// absolute differences as counters of every benchmark (max_abs_diff_*).
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <string>
 #include <vector>
@@ -108,12 +118,46 @@ double max_abs_diff(const Params& a, const Params& b) {
   return m;
 }
 
+constexpr double kClip = 1.0;
+
+// Each example's gradient scaled to norm <= kClip, then the mean over examples.
+Params clipped_mean(const Params& p, const Array& xs, const Array& ys) {
+  Params g = per_example_grad()(p, xs, ys);
+  Array norm2;
+  for (const auto& [name, v] : g) {
+    std::vector<int64_t> axes;
+    for (int64_t d = 1; d < v.ndim(); ++d) axes.push_back(d);
+    Array s = jnp::sum(jnp::square(v), axes);
+    norm2 = norm2.valid() ? norm2 + s : s;
+  }
+  Array scale = jnp::minimum(1.0, kClip / (jnp::sqrt(norm2) + 1e-6));
+  Params out;
+  for (const auto& [name, v] : g) {
+    jx::Shape s(size_t(v.ndim()), 1);
+    s[0] = v.shape()[0];
+    out[name] = jnp::mean(v * scale.reshape(s), 0);
+  }
+  return out;
+}
+
+// jit of clipped_mean, compiled now; `materialize` compiles it without the per_example pass.
+auto compiled_clipped_mean(bool materialize) {
+  auto f = jx::jit(clipped_mean, {.name = materialize ? "clipped_mean_materialized" : "clipped_mean"});
+  if (materialize) ::setenv("JX_PER_EXAMPLE_REWRITE", "0", 1);
+  const Data& d = data();
+  f(d.p, d.xs, d.ys);
+  ::unsetenv("JX_PER_EXAMPLE_REWRITE");
+  return f;
+}
+
 // Set by main() before the benchmarks run.
-double g_diff_vmap = NAN, g_diff_jit = NAN;
+double g_diff_vmap = NAN, g_diff_jit = NAN, g_diff_clipped = NAN, g_diff_clipped_materialized = NAN;
 
 void add_check_counters(benchmark::State& st) {
   st.counters["max_abs_diff_vmap_vs_loop"] = g_diff_vmap;
   st.counters["max_abs_diff_jit_vs_loop"] = g_diff_jit;
+  st.counters["max_abs_diff_clipped_jit_vs_eager"] = g_diff_clipped;
+  st.counters["max_abs_diff_clipped_materialized_vs_eager"] = g_diff_clipped_materialized;
 }
 
 void BM_per_example_vmap_grad(benchmark::State& st) {
@@ -140,6 +184,29 @@ void BM_per_example_loop_grad(benchmark::State& st) {
 }
 BENCHMARK(BM_per_example_loop_grad)->Unit(benchmark::kMillisecond)->UseRealTime();
 
+void BM_clipped_mean_jit(benchmark::State& st) {
+  const Data& d = data();
+  auto f = compiled_clipped_mean(false);
+  for (auto _ : st) benchmark::DoNotOptimize(f(d.p, d.xs, d.ys));
+  add_check_counters(st);
+}
+BENCHMARK(BM_clipped_mean_jit)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_clipped_mean_jit_materialized(benchmark::State& st) {
+  const Data& d = data();
+  auto f = compiled_clipped_mean(true);
+  for (auto _ : st) benchmark::DoNotOptimize(f(d.p, d.xs, d.ys));
+  add_check_counters(st);
+}
+BENCHMARK(BM_clipped_mean_jit_materialized)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_clipped_mean_eager(benchmark::State& st) {
+  const Data& d = data();
+  for (auto _ : st) benchmark::DoNotOptimize(clipped_mean(d.p, d.xs, d.ys));
+  add_check_counters(st);
+}
+BENCHMARK(BM_clipped_mean_eager)->Unit(benchmark::kMillisecond)->UseRealTime();
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -152,6 +219,11 @@ int main(int argc, char** argv) {
   g_diff_jit = max_abs_diff(jx::jit(per_example_grad())(d.p, d.xs, d.ys), want);
   std::fprintf(stderr, "bench_vmap: max |vmap - loop| = %.3g, max |jit(vmap) - loop| = %.3g\n",
                g_diff_vmap, g_diff_jit);
+  Params clipped = clipped_mean(d.p, d.xs, d.ys);
+  g_diff_clipped = max_abs_diff(compiled_clipped_mean(false)(d.p, d.xs, d.ys), clipped);
+  g_diff_clipped_materialized = max_abs_diff(compiled_clipped_mean(true)(d.p, d.xs, d.ys), clipped);
+  std::fprintf(stderr, "bench_vmap: clipped mean: max |jit - eager| = %.3g, without the pass %.3g\n",
+               g_diff_clipped, g_diff_clipped_materialized);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;

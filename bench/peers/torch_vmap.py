@@ -5,6 +5,9 @@ softmax cross-entropy loss, batch 128, written for ONE example (x [784], one-hot
                        (torch.func when present: PyTorch >= 2.0)
   loop_autograd        128 torch.autograd.grad calls on pre-sliced examples, each
                        parameter's gradients stacked (the same result as vmap)
+  functorch_clipped_mean  DP-SGD's clipped mean as functorch users write it: vmap(grad),
+                       the per-example norm over all parameters, g * min(1, C / norm),
+                       mean over examples (C = 1, as bench_vmap.cpp)
 Each is timed 5 times (a few calls each) and the median kept, as torch_foundation.py does.
 Before timing, checks once that vmap equals the loop (max abs difference).
 
@@ -86,6 +89,17 @@ def vmap_grad():
     return per_example(params, xs, ys)
 
 
+CLIP = 1.0
+
+
+def clipped_mean():
+    """bench_vmap.cpp's clipped_mean, term for term."""
+    g = per_example(params, xs, ys)
+    norm2 = sum(torch.sum(torch.square(t), dim=tuple(range(1, t.dim()))) for t in g)
+    scale = torch.clamp(CLIP / (torch.sqrt(norm2) + 1e-6), max=1.0)
+    return tuple(torch.mean(t * scale.reshape((-1,) + (1,) * (t.dim() - 1)), dim=0) for t in g)
+
+
 want, got = loop_autograd(), vmap_grad()
 diff = max((a - b).abs().max().item() for a, b in zip(got, want))
 res = {
@@ -95,6 +109,7 @@ res = {
     "max_abs_diff_vmap_vs_loop": diff,
     "functorch_vmap_grad_ms": timeit(vmap_grad, 5) * 1e3,
     "loop_autograd_ms": timeit(loop_autograd, 1, warm=1) * 1e3,
+    "functorch_clipped_mean_ms": timeit(clipped_mean, 5) * 1e3,
 }
 if args.json:
     with open(args.json, "w") as f:
@@ -109,11 +124,12 @@ def jx_medians(path):
         bench = json.load(f)["benchmarks"]
     times, diffs = {}, {}
     for b in bench:
-        name = b.get("run_name", b["name"]).replace("BM_per_example_", "").replace("/real_time", "")
+        name = b.get("run_name", b["name"]).replace("BM_per_example_", "").replace("BM_", "").replace("/real_time", "")
         if b.get("run_type") == "aggregate" and b.get("aggregate_name") != "median":
             continue
         times.setdefault(name, []).append(b["real_time"])
-        diffs = {k: b[k] for k in ("max_abs_diff_vmap_vs_loop", "max_abs_diff_jit_vs_loop") if k in b}
+        diffs = {k: b[k] for k in ("max_abs_diff_vmap_vs_loop", "max_abs_diff_jit_vs_loop",
+                                   "max_abs_diff_clipped_jit_vs_eager") if k in b}
     return {k: statistics.median(v) for k, v in times.items()}, diffs
 
 
@@ -127,9 +143,20 @@ if args.jx:
     print(f"| vmap(grad(loss)), eager | {v:.2f} ms | {tv:.2f} ms | {tv / v:.2f}x |")
     if "jit_vmap_grad" in jx_ms:
         j = jx_ms["jit_vmap_grad"]
-        print(f"| jit(vmap(grad(loss))) | {j:.2f} ms | - | {tv / j:.2f}x (vs eager vmap) |")
+        print(f"| jit(vmap(grad(loss))) | {j:.2f} ms | - | {tv / j:.2f}x (vs functorch vmap) |")
     print(f"| loop of 128 grad calls + stack | {loop:.2f} ms | {tl:.2f} ms | {tl / loop:.2f}x |")
     print(f"| loop / vmap (speedup of vmap) | {loop / v:.1f}x | {tl / tv:.1f}x | |")
+    tc = res["functorch_clipped_mean_ms"]
+    names = {"clipped_mean_jit": "clipped mean (DP-SGD), jit (per_example pass)",
+             "clipped_mean_jit_materialized": "clipped mean, jit without the pass (materialized)",
+             "clipped_mean_eager": "clipped mean, eager"}
+    for key, label in names.items():
+        if key in jx_ms:
+            c = jx_ms[key]
+            print(f"| {label} | {c:.2f} ms | {tc:.2f} ms | {tc / c:.2f}x |")
+    if "clipped_mean_jit" in jx_ms and "clipped_mean_jit_materialized" in jx_ms:
+        print(f"| pass speedup (materialized / pass) | "
+              f"{jx_ms['clipped_mean_jit_materialized'] / jx_ms['clipped_mean_jit']:.1f}x | | |")
     print()
     print("max |vmap - loop|: jx " + ", ".join(f"{k.replace('max_abs_diff_', '')} {x:.2g}" for k, x in jx_diffs.items())
           + f"; PyTorch {diff:.2g}")

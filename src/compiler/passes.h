@@ -35,6 +35,9 @@ ir::Jaxpr eliminate_common_subexpressions(const ir::Jaxpr& j);
 ir::Jaxpr eliminate_dead_code(const ir::Jaxpr& j);
 // pass_conv_epilogue.cpp: folds a bias add and a relu into the convolution before them.
 ir::Jaxpr fuse_conv_epilogues(const ir::Jaxpr& j);
+// pass_per_example.cpp: the squared norms and (weighted) sums over examples of batched
+// outer products (vmap(grad)'s per-example weight gradients) without materializing them.
+ir::Jaxpr rewrite_per_example_products(const ir::Jaxpr& j);
 
 namespace passes {
 

@@ -1,6 +1,7 @@
 // The pass pipeline, as Halide's Lower.cpp: a fixed, linear list of passes, each logged
-// and dumped. Inlining runs once (nothing later creates calls); simplify, fold, CSE, DCE
-// and the convolution epilogues then repeat until a whole round changes nothing (each can
+// and dumped. Inlining runs once (nothing later creates calls); simplify, fold, CSE, DCE,
+// the convolution epilogues and the per-example rewrites then repeat until a whole round
+// changes nothing (each can
 // expose work for the others: folding makes `x * 1` visible to simplify, simplify leaves
 // dead producers, an epilogue leaves the convolution it replaced to DCE).
 #include "compiler/pipeline.h"
@@ -176,6 +177,7 @@ const std::vector<Pass>& default_pipeline() {
       {"cse", eliminate_common_subexpressions},
       {"dce", eliminate_dead_code},
       {"epilogue", fuse_conv_epilogues},
+      {"per_example", rewrite_per_example_products},
   };
   return passes;
 }

@@ -2,6 +2,9 @@
 
 #include <oneapi/dnnl/dnnl.h>
 
+#include <immintrin.h>
+#include <omp.h>
+
 #include <algorithm>
 #include <cstring>
 #include <memory>
@@ -289,6 +292,79 @@ void blocked_batched(const MatView& a, const MatView& b, T* out, int64_t M, int6
   }
 }
 
+// ---------------------------------------------------------------------------------------
+// K == 1: every output element is a single product, out[b, i, j] = A[b, i] * B[b, j] (an
+// outer product per batch: the per-example weight gradients x_i ⊗ g_i of vmap(grad)). A
+// GEMM per batch gains nothing there (no reuse to block for) and pays packing and a call
+// per batch; this loop writes the output once, which is all the work there is. It rounds
+// as GEMM does (one product, exact IEEE multiply), except that a -0 product stays -0, as
+// XLA's rewrite of such dots into a multiply gives.
+
+// Outputs above this many bytes cannot stay in cache for their reader anyway: they are
+// written with non-temporal stores, which skip the read-for-ownership of each line
+// (measured 2.5x faster on a 137 MB output here, 6.5 vs 17 ms single-threaded).
+constexpr int64_t kStreamingBytes = int64_t(8) << 20;
+
+template <class T>
+void scale_row(T s, const T* __restrict b, T* __restrict o, int64_t n, bool stream) {
+  int64_t j = 0;
+#if defined(__AVX512F__) || defined(__AVX__)
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+#if defined(__AVX512F__)
+    constexpr int64_t kBytes = 64;
+#else
+    constexpr int64_t kBytes = 32;
+#endif
+    constexpr int64_t kLanes = kBytes / int64_t(sizeof(T));
+    if (stream) {
+      for (; j < n && (reinterpret_cast<uintptr_t>(o + j) % kBytes) != 0; ++j) o[j] = s * b[j];
+      for (; j + kLanes <= n; j += kLanes) {
+#if defined(__AVX512F__)
+        if constexpr (std::is_same_v<T, float>)
+          _mm512_stream_ps(o + j, _mm512_mul_ps(_mm512_set1_ps(s), _mm512_loadu_ps(b + j)));
+        else
+          _mm512_stream_pd(o + j, _mm512_mul_pd(_mm512_set1_pd(s), _mm512_loadu_pd(b + j)));
+#else
+        if constexpr (std::is_same_v<T, float>)
+          _mm256_stream_ps(o + j, _mm256_mul_ps(_mm256_set1_ps(s), _mm256_loadu_ps(b + j)));
+        else
+          _mm256_stream_pd(o + j, _mm256_mul_pd(_mm256_set1_pd(s), _mm256_loadu_pd(b + j)));
+#endif
+      }
+    }
+  }
+#else
+  (void)stream;
+#endif
+#pragma omp simd
+  for (int64_t k = j; k < n; ++k) o[k] = s * b[k];
+}
+
+template <class T>
+void outer_batched(const MatView& A, const MatView& B, T* out, int64_t M, int64_t N) {
+  MatView b = B;
+  if (N > 1 && b.s_cols != 1) b = contiguous_copy(sizeof(T), b);
+  const T* ap = static_cast<const T*>(A.data);
+  const T* bp = static_cast<const T*>(b.data);
+  const int64_t rows = A.batch * M, total = rows * N;
+  const bool stream = total * int64_t(sizeof(T)) >= kStreamingBytes;
+  int nt = num_threads_for(total);
+  if (nt > rows) nt = int(std::max<int64_t>(rows, 1));
+#pragma omp parallel num_threads(nt) if (nt > 1)
+  {
+    const int t = omp_get_thread_num(), T_ = omp_get_num_threads();
+    const int64_t r0 = rows * t / T_, r1 = rows * (t + 1) / T_;
+    for (int64_t r = r0; r < r1; ++r) {
+      const int64_t bi = r / M, i = r % M;
+      scale_row<T>(ap[bi * A.s_batch + i * A.s_rows], bp + bi * b.s_batch, out + r * N, N,
+                   stream);
+    }
+#if defined(__SSE2__)
+    if (stream) _mm_sfence();  // order the non-temporal stores before the join
+#endif
+  }
+}
+
 template <class T>
 void blocked_dispatch(const MatView& a, const MatView& b, void* result, int64_t M, int64_t N,
                       int64_t K) {
@@ -310,6 +386,11 @@ void dot_same_type(DType t, const void* lhs, const int64_t* ls, int ln, const vo
   const int64_t M = a.rows, K = a.cols, N = b.cols;
   const int64_t total = a.batch * M * N;
   if (total == 0) return;
+  if (K == 1 && (t == DType::Float32 || t == DType::Float64)) {
+    if (t == DType::Float32) outer_batched<float>(a, b, static_cast<float*>(result), M, N);
+    else outer_batched<double>(a, b, static_cast<double*>(result), M, N);
+    return;
+  }
   if (t == DType::Float32) {
     if (K == 0) {
       std::memset(result, 0, size_t(total) * 4);
