@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "backend/cpu/loops.h"
+#include "backend/cpu/vmath.h"
 
 namespace jx::cpu {
 namespace {
@@ -97,7 +98,9 @@ void for_each_partitionable(uint32_t k0, uint32_t k1, int64_t n, Emit&& emit) {
   constexpr int64_t kChunk = 1 << 14;
   const int64_t nchunks = (n + kChunk - 1) / kChunk;
   const int nt = threads_for_hash(n);
-#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
+  // Chunks handed out on demand: on a busy machine a thread that loses its core for a
+  // while no longer holds up half of the array.
+#pragma omp parallel for num_threads(nt) schedule(dynamic) if (nt > 1)
   for (int64_t c = 0; c < nchunks; ++c) {
     int64_t b = c * kChunk, e = std::min(n, b + kChunk);
     while (b < e) {
@@ -312,15 +315,35 @@ void threefry_bits_legacy_reference(uint32_t k0, uint32_t k1, int64_t n, int bit
   pack_legacy(w.data(), m, n, bit_width, out);
 }
 
+namespace {
+
+// jax.random.uniform's float32 step for one word of bits: the top 23 bits as a float in
+// [1, 2), minus 1, then max(lo, fma(f, hi - lo, lo)), NaN-propagating as lax.max.
+[[gnu::always_inline]] inline float uniform_f32_of(uint32_t bits, float lo, float scale) {
+  const uint32_t u = (bits >> 9) | 0x3F800000u;
+  float f;
+  std::memcpy(&f, &u, 4);
+  const float v = std::fma(f - 1.0f, scale, lo);
+  return (v > lo || v != v) ? v : lo;
+}
+
+// normal's tail over a piece of uniforms in place: sqrt(2) * erf_inv(u), the product in
+// the order lax.mul(sqrt2, erf_inv(u)) has it.
+void sqrt2_erf_inv_in_place(float* o, int64_t m) {
+  vm::erf_inv_block(o, o, m);
+  const float sqrt2 = float(M_SQRT2);
+#pragma omp simd
+  for (int64_t i = 0; i < m; ++i) o[i] = sqrt2 * o[i];
+}
+
+// Pieces small enough that the uniforms are still in L1 when erf_inv reads them back.
+constexpr int64_t kNormalPiece = 1024;
+
+}  // namespace
+
 void threefry_uniform_f32(uint32_t k0, uint32_t k1, int64_t n, float lo, float hi,
                           bool partitionable, float* out) {
   const float scale = hi - lo;
-  auto to_float = [](uint32_t bits) {
-    uint32_t u = (bits >> 9) | 0x3F800000u;
-    float f;
-    std::memcpy(&f, &u, 4);
-    return f - 1.0f;
-  };
   if (partitionable) {
     for_each_partitionable(k0, k1, n, [&](int64_t base, int64_t m, uint32_t chi, uint32_t lo0) {
       float* o = out + base;
@@ -328,8 +351,7 @@ void threefry_uniform_f32(uint32_t k0, uint32_t k1, int64_t n, float lo, float h
       for (int64_t i = 0; i < m; ++i) {
         uint32_t a = chi, b = lo0 + uint32_t(i);
         block(k0, k1, a, b);
-        float v = std::fma(to_float(a ^ b), scale, lo);
-        o[i] = (v > lo || v != v) ? v : lo;  // lax.max(minval, v), NaN-propagating
+        o[i] = uniform_f32_of(a ^ b, lo, scale);
       }
     });
     return;
@@ -338,9 +360,40 @@ void threefry_uniform_f32(uint32_t k0, uint32_t k1, int64_t n, float lo, float h
   auto* u = reinterpret_cast<uint32_t*>(out);
   const int nt = num_threads_for(n);
 #pragma omp parallel for simd num_threads(nt) if (nt > 1)
-  for (int64_t i = 0; i < n; ++i) {
-    float v = std::fma(to_float(u[i]), scale, lo);
-    out[i] = (v > lo || v != v) ? v : lo;
+  for (int64_t i = 0; i < n; ++i) out[i] = uniform_f32_of(u[i], lo, scale);
+}
+
+void threefry_normal_f32(uint32_t k0, uint32_t k1, int64_t n, float lo, float hi,
+                         bool partitionable, float* out) {
+  const float scale = hi - lo;
+  if (partitionable) {
+    for_each_partitionable(k0, k1, n, [&](int64_t base, int64_t m, uint32_t chi, uint32_t lo0) {
+      for (int64_t s = 0; s < m; s += kNormalPiece) {
+        float* o = out + base + s;
+        const int64_t len = std::min(kNormalPiece, m - s);
+        const uint32_t c0 = lo0 + uint32_t(s);
+#pragma omp simd
+        for (int64_t i = 0; i < len; ++i) {
+          uint32_t a = chi, b = c0 + uint32_t(i);
+          block(k0, k1, a, b);
+          o[i] = uniform_f32_of(a ^ b, lo, scale);
+        }
+        sqrt2_erf_inv_in_place(o, len);
+      }
+    });
+    return;
+  }
+  // Legacy: the words depend on n as a whole (pairs (p, p + n/2)), so they come first.
+  threefry_bits_legacy(k0, k1, n, 32, out);
+  auto* u = reinterpret_cast<uint32_t*>(out);
+  const int64_t pieces = (n + kNormalPiece - 1) / kNormalPiece;
+  const int nt = num_threads_for(n * 8);
+#pragma omp parallel for num_threads(nt) schedule(dynamic, 16) if (nt > 1)
+  for (int64_t p = 0; p < pieces; ++p) {
+    const int64_t b = p * kNormalPiece, len = std::min(kNormalPiece, n - b);
+#pragma omp simd
+    for (int64_t i = b; i < b + len; ++i) out[i] = uniform_f32_of(u[i], lo, scale);
+    sqrt2_erf_inv_in_place(out + b, len);
   }
 }
 

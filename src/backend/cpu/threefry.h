@@ -38,5 +38,10 @@ void threefry_uniform_f32(uint32_t k0, uint32_t k1, int64_t n, float lo, float h
                           bool partitionable, float* out);
 void threefry_uniform_f64(uint32_t k0, uint32_t k1, int64_t n, double lo, double hi,
                           bool partitionable, double* out);
+// jax.random.normal for float32 in one pass: sqrt(2) * erf_inv(threefry_uniform_f32(...))
+// with lo = nextafter(-1, 0), hi = 1, computed per L1-sized piece; bit for bit the
+// composition of primitives.
+void threefry_normal_f32(uint32_t k0, uint32_t k1, int64_t n, float lo, float hi,
+                         bool partitionable, float* out);
 
 }  // namespace jx::cpu

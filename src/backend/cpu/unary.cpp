@@ -183,7 +183,7 @@ constexpr int64_t cost_of(UnaryOp op) {
     case UnaryOp::Square: case UnaryOp::Not: case UnaryOp::Copy: case UnaryOp::PopulationCount:
     case UnaryOp::Clz: case UnaryOp::IntegerPow: case UnaryOp::Sqrt: case UnaryOp::Rsqrt:
       return 1;
-    case UnaryOp::Lgamma: case UnaryOp::Digamma: case UnaryOp::ErfInv:
+    case UnaryOp::Lgamma: case UnaryOp::Digamma:
       return 32;
     default:
       return 8;
@@ -194,6 +194,10 @@ template <UnaryOp op, class C, class R>
 inline void block(const C* x, R* o, int64_t n, int64_t p) {
   if constexpr ((op == UnaryOp::Sqrt || op == UnaryOp::Rsqrt) && std::is_floating_point_v<C>) {
     sqrt_block<C>(x, o, n, op == UnaryOp::Rsqrt);
+  } else if constexpr (op == UnaryOp::ErfInv && std::is_same_v<C, float>) {
+    // The scalar erf_inv does not vectorize (vmath.h); its vector copy gives the same bits
+    // in every lane, so the remainder can run the scalar function.
+    vm::erf_inv_block(x, o, n);
   } else if constexpr (op == UnaryOp::IntegerPow && std::is_floating_point_v<C>) {
     // The common exponents get straight-line code (same multiplication order as the loop).
     switch (p) {
