@@ -51,8 +51,25 @@ Role role_of(const ir::Jaxpr& j, const ir::Eqn& e) {
     default:
       break;
   }
-  if (is_fusible_reduce(e.prim))
-    return e.params.ints("axes").empty() ? Role::Library : Role::Reduce;
+  if (is_fusible_reduce(e.prim)) {
+    const std::vector<int64_t>& axes = e.params.ints("axes");
+    if (axes.empty()) return Role::Library;
+    // Generated code has two loop forms: reduced dims innermost (row kernels) and the
+    // innermost dim kept (column kernels). A reduction over the innermost dim and an outer
+    // one with a kept dim between them ([N, C, K] over (0, 2)) fits neither and would read
+    // with strides: the eager kernel is faster, so it stays a library call.
+    const Shape& in = j.aval_of(e.inputs[0]).shape;
+    auto reduced = [&](size_t d) { return std::find(axes.begin(), axes.end(), int64_t(d)) != axes.end(); };
+    bool inner_reduced = false, kept_seen = false, first = true;
+    for (size_t d = in.size(); d-- > 0;) {  // non-unit dims, innermost first
+      if (in[d] == 1) continue;
+      if (first) inner_reduced = reduced(d), first = false;
+      if (!inner_reduced) break;  // the innermost dim kept: a column kernel
+      if (!reduced(d)) kept_seen = true;
+      else if (kept_seen) return Role::Library;  // reduced dims on both sides of a kept one
+    }
+    return Role::Reduce;
+  }
   const ops::PrimitiveInfo& pi = ops::info(e.prim);
   if (pi.fusion != ops::FusionKind::Elementwise || !pi.emit) return Role::Library;
   // Operands of a lower rank than the output would need a broadcast rule we do not have
