@@ -30,6 +30,23 @@ using ops::Aval;
 // Below this many elements of work a kernel runs on one thread: an OpenMP fork/join
 // costs a few microseconds, more than the loop itself.
 constexpr int64_t kParallelMin = int64_t(1) << 16;
+// Longest row whose transcendental values a row kernel keeps in a local array (16 KB of
+// float32) across its phases.
+constexpr int64_t kRowCacheMax = 4096;
+
+// Elementwise primitives that call libm (tens of cycles per element): worth keeping in a
+// row buffer rather than recomputing in a later phase.
+bool is_costly(Prim p) {
+  switch (p) {
+    case Prim::Exp: case Prim::Exp2: case Prim::Log: case Prim::Log1p: case Prim::Expm1:
+    case Prim::Tanh: case Prim::Logistic: case Prim::Sin: case Prim::Cos: case Prim::Tan:
+    case Prim::Asin: case Prim::Acos: case Prim::Atan: case Prim::Sinh: case Prim::Cosh:
+    case Prim::Asinh:
+      return true;
+    default:
+      return false;
+  }
+}
 
 // Simd loops run whole blocks of kLanes elements (64 bytes of float32), as the eager
 // kernels do (backend/cpu/unary.cpp's block): GCC's epilogue for a loop's remainder calls
@@ -314,6 +331,9 @@ class KernelWriter {
   int64_t col_tile_ = 0, n_tiles_ = 1;
   std::vector<std::pair<std::string, std::string>> col_names_;
   bool coop_ = false;
+  // Rows mode: the reduced length of a row when transcendental values may be kept in a
+  // row-local array across phases (0: not this kernel).
+  int64_t row_cache_len_ = 0;
 
   const Shape& shape_of(int v) const { return j_.avals[size_t(v)].shape; }
   DType dtype_of(int v) const { return j_.avals[size_t(v)].dtype; }
@@ -553,7 +573,17 @@ class KernelWriter {
     }
     std::string expr = ops::info(e.prim).emit(args, in, e.params);
     JX_CHECK(!expr.empty(), "emit rule of ", ops::name(e.prim), " declined after fusion accepted it");
-    return define(scope, dtype_of(var), "v", key, expr);
+    std::string name = define(scope, dtype_of(var), "v", key, expr);
+    if (mode_ == Mode::Rows && row_cache_len_ > 0 && scope == 1 && is_costly(e.prim)) {
+      // A row kernel's phases are separate loops over the row: a transcendental value read
+      // by a later phase (softmax's exp(x - max) by the sum and by the final pass) is kept
+      // in a row-local array instead of being computed again.
+      const std::string T = ctype(dtype_of(var));
+      scopes_[0].code = str(T, " ", name, "_r[", row_cache_len_, "];\n", scopes_[0].code);
+      scopes_[1].code += str(name, "_r[r] = ", name, ";\n");
+      scopes_[0].memo[key] = str(name, "_r[r]");
+    }
+    return name;
   }
 
   // ---- loop nests ----
@@ -944,6 +974,7 @@ class KernelWriter {
     const bool coop = n_rows == 1 && n_red >= kParallelMin;
     const std::string r0 = coop ? "jx_r0" : "0", r1 = coop ? "jx_r1" : str(n_red, "LL");
     std::string shared;
+    row_cache_len_ = !coop && n_red > 0 && n_red <= kRowCacheMax ? n_red : 0;
 
     std::unordered_map<int, int> memo;
     std::map<int, std::vector<int>> phases;  // phase -> reduction output vars
@@ -1045,6 +1076,7 @@ class KernelWriter {
               str("  const int64_t jx_r0 = ", n_red, "LL * jx_t / jx_nt, jx_r1 = ", n_red, "LL * (jx_t + 1) / jx_nt;\n"),
               indent_block(s, "  "), "}\n");
     }
+    row_cache_len_ = 0;
     return indent_block(s, "  ");
   }
 };

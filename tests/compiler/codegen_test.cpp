@@ -72,6 +72,11 @@ TEST(Codegen, SoftmaxPhasesAreSimdReductions) {
   EXPECT_EQ(count(src, "reduction(max:"), 1) << src;  // phase 1
   EXPECT_EQ(count(src, "reduction(+:"), 1) << src;    // phase 2
   EXPECT_EQ(count(src, "for (int64_t r = 0; r < 50LL; ++r)"), 3) << src;  // + the output pass
+  // exp(x - max) is computed once, by the sum's phase, and kept for the output pass in a
+  // row-local array (it was computed in both).
+  const std::string kernel = src.substr(src.find("void jx_kernel_0"));
+  EXPECT_EQ(count(kernel, "std::exp("), 1) << kernel;
+  EXPECT_EQ(count(kernel, "_r[50];"), 1) << kernel;
 }
 
 TEST(Codegen, SpecialLiteralsRoundTrip) {
