@@ -14,6 +14,7 @@
 #include "core/allocator.h"
 #include "core/array_impl.h"
 #include "jx/error.h"
+#include "numpy/io_npy.h"
 #include "numpy/safetensors_format.h"
 #include "support/json.h"
 #include "support/str.h"

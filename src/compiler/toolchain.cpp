@@ -65,36 +65,19 @@ std::vector<std::string> split_words(const std::string& s) {
   return out;
 }
 
-// Runs argv[0] with stdout/stderr redirected to files (empty path: /dev/null); returns
-// the exit status, or -1 when the process could not be started.
-int run_process(const std::vector<std::string>& argv, const std::string& out_path,
-                const std::string& err_path) {
+// Starts argv[0] with stdout and stderr redirected to files (empty path: /dev/null; the
+// same path for both: one log); returns its pid, or -1 when it could not be started.
+pid_t start_process(const std::vector<std::string>& argv, const std::string& out_path,
+                    const std::string& err_path) {
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   const std::string out = out_path.empty() ? "/dev/null" : out_path;
   const std::string err = err_path.empty() ? "/dev/null" : err_path;
   posix_spawn_file_actions_addopen(&fa, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_addopen(&fa, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  std::vector<char*> args;
-  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid = 0;
-  int rc = posix_spawn(&pid, args[0], &fa, nullptr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  if (rc != 0) return -1;
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) return -1;
-  }
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-// Starts argv[0] with stdout/stderr to `log_path`; returns its pid, or -1.
-pid_t start_process(const std::vector<std::string>& argv, const std::string& log_path) {
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 1, log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  if (err == out && !out_path.empty())
+    posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  else
+    posix_spawn_file_actions_addopen(&fa, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   std::vector<char*> args;
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
@@ -104,6 +87,7 @@ pid_t start_process(const std::vector<std::string>& argv, const std::string& log
   return rc == 0 ? pid : -1;
 }
 
+// Its exit status, or -1 when it did not start or exit normally.
 int wait_process(pid_t pid) {
   if (pid < 0) return -1;
   int status = 0;
@@ -111,6 +95,11 @@ int wait_process(pid_t pid) {
     if (errno != EINTR) return -1;
   }
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+int run_process(const std::vector<std::string>& argv, const std::string& out_path,
+                const std::string& err_path) {
+  return wait_process(start_process(argv, out_path, err_path));
 }
 
 // Splits a generated source at its part markers (codegen.h) into translation units for
@@ -353,7 +342,7 @@ BuildResult build_shared_library(const std::string& source, const std::string& n
       std::vector<std::string> argv{cfg.cxx};
       argv.insert(argv.end(), flags.begin(), flags.end());
       argv.insert(argv.end(), {"-c", "-o", part + ".o", part + ".cpp"});
-      pids.push_back(start_process(argv, part + ".log"));
+      pids.push_back(start_process(argv, part + ".log", part + ".log"));
       objects.push_back(part + ".o");
       logs.push_back(part + ".log");
     }

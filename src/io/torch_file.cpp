@@ -1,11 +1,6 @@
 // load_torch_state_dict / save_torch_state_dict: the torch.save zip archive around the
 // pickle (io/pickle.cpp). The file is memory-mapped and every storage is copied out of the
 // mapping into its own Array, so the file can go away afterwards.
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <cerrno>
 #include <cstring>
 #include <set>
@@ -19,45 +14,6 @@
 namespace jx {
 namespace detail {
 namespace {
-
-// A read-only mapping of a whole file, unmapped on destruction.
-class MappedFile {
- public:
-  MappedFile(const std::string& path, const char* op) {
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) io_fail(op, path, str("cannot be opened: ", std::strerror(errno)));
-    struct stat st;
-    if (::fstat(fd, &st) != 0 || S_ISDIR(st.st_mode)) {
-      int e = errno;
-      bool dir = S_ISDIR(st.st_mode);
-      ::close(fd);
-      io_fail(op, path, dir ? std::string("is a directory, not a file")
-                            : str("cannot be opened: ", std::strerror(e)));
-    }
-    size_ = size_t(st.st_size);
-    if (size_ > 0) {
-      void* m = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
-      if (m == MAP_FAILED) {
-        int e = errno;
-        ::close(fd);
-        io_fail(op, path, str("cannot be mapped: ", std::strerror(e)));
-      }
-      data_ = static_cast<const char*>(m);
-    }
-    ::close(fd);
-  }
-  ~MappedFile() {
-    if (data_) ::munmap(const_cast<char*>(data_), size_);
-  }
-  MappedFile(const MappedFile&) = delete;
-  MappedFile& operator=(const MappedFile&) = delete;
-  const char* data() const { return data_; }
-  size_t size() const { return size_; }
-
- private:
-  const char* data_ = nullptr;
-  size_t size_ = 0;
-};
 
 constexpr const char* kLoadOp = "load_torch_state_dict";
 constexpr const char* kSaveOp = "save_torch_state_dict";

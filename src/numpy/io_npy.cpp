@@ -3,6 +3,8 @@
 // reading accepts every version (1.0, 2.0, 3.0), byte order and memory order NumPy writes.
 #include "numpy/io_npy.h"
 
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -418,6 +420,36 @@ Array npy_decode(const char* data, size_t n, const std::string& what, const char
 }
 
 // ---- files ----
+
+MappedFile::MappedFile(const std::string& path, const char* op) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) io_fail(op, path, str("cannot be opened: ", std::strerror(errno)));
+  struct stat st;
+  if (::fstat(fd, &st) != 0) {
+    int e = errno;
+    ::close(fd);
+    io_fail(op, path, str("cannot be opened: ", std::strerror(e)));
+  }
+  if (S_ISDIR(st.st_mode)) {
+    ::close(fd);
+    io_fail(op, path, "is a directory, not a file");
+  }
+  size_ = size_t(st.st_size);
+  if (size_ > 0) {
+    void* m = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (m == MAP_FAILED) {
+      int e = errno;
+      ::close(fd);
+      io_fail(op, path, str("cannot be mapped: ", std::strerror(e)));
+    }
+    data_ = static_cast<const char*>(m);
+  }
+  ::close(fd);
+}
+
+MappedFile::~MappedFile() {
+  if (data_) ::munmap(const_cast<char*>(data_), size_);
+}
 
 AtomicFile::AtomicFile(const std::string& path, const char* op) : path_(path), op_(op) {
   size_t slash = path.rfind('/');

@@ -49,6 +49,21 @@ class AtomicFile {
   uint64_t pos_ = 0, end_ = 0;
 };
 
+// A read-only mapping of a whole file, unmapped on destruction.
+class MappedFile {
+ public:
+  MappedFile(const std::string& path, const char* op);  // throws IOError
+  ~MappedFile();
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+  const char* data() const { return data_; }
+  size_t size() const { return size_; }
+
+ private:
+  const char* data_ = nullptr;
+  size_t size_ = 0;
+};
+
 // A file opened for reading, with bounds-checked positioned reads that throw IOError.
 class InputFile {
  public:

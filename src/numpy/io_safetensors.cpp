@@ -3,9 +3,6 @@
 // touched, so a corrupt file throws IOError and never reads out of bounds.
 #include "jx/numpy/safetensors.h"
 
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -62,36 +59,6 @@ bool st_dtype(const std::string& s, DType* out) {
 }
 
 }  // namespace
-
-MappedFile::MappedFile(const std::string& path, const char* op) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) io_fail(op, path, str("cannot be opened: ", std::strerror(errno)));
-  struct stat st;
-  if (::fstat(fd, &st) != 0) {
-    int e = errno;
-    ::close(fd);
-    io_fail(op, path, str("cannot be opened: ", std::strerror(e)));
-  }
-  if (S_ISDIR(st.st_mode)) {
-    ::close(fd);
-    io_fail(op, path, "is a directory, not a file");
-  }
-  size_ = size_t(st.st_size);
-  if (size_ > 0) {
-    void* m = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
-    if (m == MAP_FAILED) {
-      int e = errno;
-      ::close(fd);
-      io_fail(op, path, str("cannot be mapped: ", std::strerror(e)));
-    }
-    data_ = static_cast<const char*>(m);
-  }
-  ::close(fd);
-}
-
-MappedFile::~MappedFile() {
-  if (data_) ::munmap(const_cast<char*>(data_), size_);
-}
 
 SafetensorsLayout parse_safetensors(const char* p, size_t size, const std::string& path,
                                     const char* op) {

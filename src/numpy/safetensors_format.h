@@ -1,5 +1,6 @@
 // The safetensors format's two halves, shared by jnp::load_safetensors / save_safetensors and
 // jx::checkpoint (which writes from a snapshot buffer and reads into arrays it allocates).
+// Files are read through io_npy.h's MappedFile.
 // Internal to jx.
 #pragma once
 #include <cstdint>
@@ -35,20 +36,5 @@ SafetensorsLayout parse_safetensors(const char* p, size_t size, const std::strin
 std::string safetensors_header(const std::vector<std::pair<std::string, const Array*>>& tensors,
                                const std::map<std::string, std::string>& metadata,
                                const char* op);
-
-// A read-only mapping of a whole file, unmapped on destruction.
-class MappedFile {
- public:
-  MappedFile(const std::string& path, const char* op);  // throws IOError
-  ~MappedFile();
-  MappedFile(const MappedFile&) = delete;
-  MappedFile& operator=(const MappedFile&) = delete;
-  const char* data() const { return data_; }
-  size_t size() const { return size_; }
-
- private:
-  const char* data_ = nullptr;
-  size_t size_ = 0;
-};
 
 }  // namespace jx::detail
