@@ -1,6 +1,5 @@
 // The tutorial's two models as Flax-style modules (step 3 and the full example), shared by
-// the example programs. They are the same as tests/nn/tutorial_models.h, which the tests
-// and benchmarks use.
+// the example programs, the tests and the benchmarks (through tests/nn/tutorial_models.h).
 //
 // PyTorch builds layers in __init__ and owns its weights; a jx module (like a Flax linen
 // module) is a description: an aggregate of hyper-parameters whose body, `call`, builds its

@@ -12,31 +12,14 @@
 #include "core/array_impl.h"
 #include "jx/jx.h"
 #include "support/dtype_switch.h"
+#include "testing/expect_error.h"
+#include "testing/temp_dir.h"
 
 namespace ckpt_testing {
 
 namespace fs = std::filesystem;
+using jx::testing::TempDir;
 
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "jx_ckpt_test_XXXXXX").string();
-    std::vector<char> buf(tmpl.begin(), tmpl.end());
-    buf.push_back('\0');
-    path_ = mkdtemp(buf.data());
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::string& path() const { return path_; }
-  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
 
 // An array whose element i is a value of `t` derived from i and `seed` (every dtype).
 inline jx::Array pattern(jx::DType t, const jx::Shape& shape, int64_t seed = 0) {
@@ -77,16 +60,6 @@ inline void expect_identical(const jx::Array& a, const jx::Array& b, const std::
   }
 }
 
-template <class E, class F>
-void expect_error(F&& f, std::initializer_list<std::string> parts) {
-  try {
-    f();
-    ADD_FAILURE() << "expected an error containing '" << *parts.begin() << "'";
-  } catch (const E& e) {
-    std::string msg = e.what();
-    for (const auto& p : parts)
-      EXPECT_NE(msg.find(p), std::string::npos) << "message: " << msg << "\nmissing: " << p;
-  }
-}
+using jx::testing::expect_error;
 
 }  // namespace ckpt_testing

@@ -15,6 +15,7 @@
 
 #include "jx/data.h"
 #include "jx/jx.h"
+#include "testing/expect_error.h"
 #include "testing/golden.h"
 
 namespace jnp = jx::numpy;
@@ -73,17 +74,7 @@ std::vector<T> values(const Array& a) {
   return a.to_vector<T>();
 }
 
-// Runs f, expecting jx::IOError whose text contains every one of `parts`.
-template <class E = jx::IOError, class F>
-void expect_error(F f, std::initializer_list<std::string> parts) {
-  try {
-    f();
-    ADD_FAILURE() << "no exception";
-  } catch (const E& e) {
-    std::string what = e.what();
-    for (const std::string& p : parts) EXPECT_NE(what.find(p), std::string::npos) << what << "\n  lacks: " << p;
-  }
-}
+using jx::testing::expect_error;
 
 TEST_F(IdxTest, ReadsUint8Plain) {
   Array a = jx::data::load_idx(write("a-idx3-ubyte", u8_2x3x4()));
@@ -141,18 +132,18 @@ TEST_F(IdxTest, ReadsEveryTypeCodeBigEndian) {
 
 TEST_F(IdxTest, MissingFile) {
   std::string p = path("nope-idx1-ubyte.gz");
-  expect_error([&] { jx::data::load_idx(p); }, {"[load_idx] '" + p + "'", "cannot be opened", "No such file"});
+  expect_error<jx::IOError>([&] { jx::data::load_idx(p); }, {"[load_idx] '" + p + "'", "cannot be opened", "No such file"});
 }
 
 TEST_F(IdxTest, BadMagic) {
   Bytes b = u8_2x3x4();
   b[0] = 0x93;  // e.g. an .npy file
   std::string p = write("bad", b);
-  expect_error([&] { jx::data::load_idx(p); },
+  expect_error<jx::IOError>([&] { jx::data::load_idx(p); },
                {"[load_idx] '" + p + "'", "is not an IDX file", "magic number 0x93000803"});
-  expect_error([&] { jx::data::load_idx(write("unknown_type", {0, 0, 0x0A, 1, 0, 0, 0, 1, 7})); },
+  expect_error<jx::IOError>([&] { jx::data::load_idx(write("unknown_type", {0, 0, 0x0A, 1, 0, 0, 0, 1, 7})); },
                {"unknown IDX type code 0xa"});
-  expect_error([&] { jx::data::load_idx(write("tiny", {0, 0, 8})); },
+  expect_error<jx::IOError>([&] { jx::data::load_idx(write("tiny", {0, 0, 8})); },
                {"too short to be an IDX file (3 bytes"});
 }
 
@@ -160,32 +151,32 @@ TEST_F(IdxTest, TruncatedPlainFile) {
   Bytes b = u8_2x3x4();
   b.resize(b.size() - 4);
   std::string p = write("cut", b);
-  expect_error([&] { jx::data::load_idx(p); },
+  expect_error<jx::IOError>([&] { jx::data::load_idx(p); },
                {"[load_idx] '" + p + "' is truncated", "needs 24 bytes for shape (2, 3, 4)", "only 20 remain"});
   // Cut inside the dimension sizes.
-  expect_error([&] { jx::data::load_idx(write("cut_dims", {0, 0, 8, 3, 0, 0, 0, 2, 0, 0})); },
+  expect_error<jx::IOError>([&] { jx::data::load_idx(write("cut_dims", {0, 0, 8, 3, 0, 0, 0, 2, 0, 0})); },
                {"is truncated: the sizes of its 3 dimensions needs 12 bytes, only 6 remain"});
 }
 
 TEST_F(IdxTest, TruncatedAndCorruptGzip) {
   Bytes gz = gzip(u8_2x3x4());
   Bytes cut(gz.begin(), gz.end() - 6);  // loses part of the CRC-32 / size trailer
-  expect_error([&] { jx::data::load_idx(write("cut.gz", cut)); },
+  expect_error<jx::IOError>([&] { jx::data::load_idx(write("cut.gz", cut)); },
                {"is truncated: its gzip stream ends before the end of the compressed data"});
   Bytes half(gz.begin(), gz.begin() + 14);  // inside the deflate data
-  expect_error([&] { jx::data::load_idx(write("half.gz", half)); }, {"is truncated"});
+  expect_error<jx::IOError>([&] { jx::data::load_idx(write("half.gz", half)); }, {"is truncated"});
   Bytes bad_crc = gz;
   bad_crc[bad_crc.size() - 8] ^= 0xFF;  // first byte of the CRC-32
-  expect_error([&] { jx::data::load_idx(write("crc.gz", bad_crc)); },
+  expect_error<jx::IOError>([&] { jx::data::load_idx(write("crc.gz", bad_crc)); },
                {"has corrupt gzip data (zlib: incorrect data check)"});
 }
 
 TEST_F(IdxTest, BytesAfterTheData) {
   Bytes b = u8_2x3x4();
   b.push_back(0);
-  expect_error([&] { jx::data::load_idx(write("long", b)); },
+  expect_error<jx::IOError>([&] { jx::data::load_idx(write("long", b)); },
                {"has bytes after the data of shape (2, 3, 4)"});
-  expect_error([&] { jx::data::load_idx(write("long.gz", gzip(b))); }, {"has bytes after the data"});
+  expect_error<jx::IOError>([&] { jx::data::load_idx(write("long.gz", gzip(b))); }, {"has bytes after the data"});
 }
 
 TEST_F(IdxTest, SaveWritesTheFormatByteForByte) {
@@ -246,7 +237,7 @@ TEST(FashionMnist, MatchesNumPyReading) {
 
 TEST_F(IdxTest, FashionMnistDirectoryErrors) {
   std::string want = (dir_ / "train-images-idx3-ubyte.gz").string();
-  expect_error([&] { jx::data::load_fashion_mnist(dir_.string()); },
+  expect_error<jx::IOError>([&] { jx::data::load_fashion_mnist(dir_.string()); },
                {"[load_fashion_mnist] '" + want + "' does not exist", "dataset-fashion-mnist"});
   // Plain (uncompressed) files are found too; labels that disagree with images are an error.
   Bytes images = {0, 0, 8, 3, 0, 0, 0, 2, 0, 0, 0, 1, 0, 0, 0, 1, 5, 6};

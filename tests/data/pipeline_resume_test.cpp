@@ -15,6 +15,8 @@
 
 #include "jx/data.h"
 #include "jx/jx.h"
+#include "testing/expect_error.h"
+#include "testing/same_tree.h"
 
 namespace jnp = jx::numpy;
 namespace jr = jx::random;
@@ -27,26 +29,9 @@ using jx::data::IteratorState;
 
 namespace {
 
-::testing::AssertionResult same_tree(const Tree& a, const Tree& b) {
-  auto [la, da] = jx::tree::flatten(a);
-  auto [lb, db] = jx::tree::flatten(b);
-  if (da != db) return ::testing::AssertionFailure() << da.str() << " vs " << db.str();
-  for (size_t i = 0; i < la.size(); ++i)
-    if (la[i].shape() != lb[i].shape() || la[i].dtype() != lb[i].dtype() ||
-        !jnp::array_equal(la[i], lb[i]).item<bool>())
-      return ::testing::AssertionFailure() << "leaf " << i << ": " << la[i] << " vs " << lb[i];
-  return ::testing::AssertionSuccess();
-}
+using jx::testing::same_tree;
 
-template <class E, class F>
-void expect_error(F&& f, const std::string& needle) {
-  try {
-    f();
-    ADD_FAILURE() << "no exception; expected one containing: " << needle;
-  } catch (const E& e) {
-    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
-  }
-}
+using jx::testing::expect_error;
 
 // What next() returned, end-of-epoch markers included (as None trees), for `count` calls.
 std::vector<std::optional<Tree>> run(Iterator& it, int count) {

@@ -16,6 +16,9 @@
 #include "jx/data.h"
 #include "jx/jx.h"
 #include "jx/numpy/safetensors.h"
+#include "testing/expect_error.h"
+#include "testing/same_tree.h"
+#include "testing/temp_dir.h"
 
 namespace jnp = jx::numpy;
 namespace jr = jx::random;
@@ -23,6 +26,7 @@ namespace fs = std::filesystem;
 using jx::Array;
 using jx::Tree;
 using jx::data::Dataset;
+using jx::testing::TempDir;
 
 namespace {
 
@@ -48,46 +52,11 @@ std::vector<int32_t> iota(int32_t n, int32_t start = 0) {
   return v;
 }
 
-// Leaf by leaf: same structure, shapes, dtypes and values.
-::testing::AssertionResult same_tree(const Tree& a, const Tree& b) {
-  auto [la, da] = jx::tree::flatten(a);
-  auto [lb, db] = jx::tree::flatten(b);
-  if (da != db) return ::testing::AssertionFailure() << da.str() << " vs " << db.str();
-  for (size_t i = 0; i < la.size(); ++i)
-    if (la[i].shape() != lb[i].shape() || la[i].dtype() != lb[i].dtype() ||
-        !jnp::array_equal(la[i], lb[i]).item<bool>())
-      return ::testing::AssertionFailure() << "leaf " << i << ": " << la[i] << " vs " << lb[i];
-  return ::testing::AssertionSuccess();
-}
+using jx::testing::same_tree;
 
-template <class E, class F>
-void expect_error(F&& f, const std::string& needle) {
-  try {
-    f();
-    ADD_FAILURE() << "no exception; expected one containing: " << needle;
-  } catch (const E& e) {
-    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
-  }
-}
+using jx::testing::expect_error;
 
 // A fresh directory removed at the end.
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "jx_pipeline_test_XXXXXX").string();
-    std::vector<char> buf(tmpl.begin(), tmpl.end());
-    buf.push_back('\0');
-    path_ = mkdtemp(buf.data());
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
 
 const Array kKey = jr::PRNGKey(42);
 

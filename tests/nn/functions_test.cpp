@@ -12,6 +12,7 @@
 #include "jx/jx.h"
 #include "jx/nn/functions.h"
 #include "testing/check_grads.h"
+#include "testing/expect_error.h"
 #include "testing/golden.h"
 
 namespace {
@@ -343,15 +344,7 @@ TEST(NnFunctions, DtypesFollowJax) {
 
 // ---- errors ----
 
-template <class E, class F>
-void expect_error(F&& f, const std::string& text) {
-  try {
-    f();
-    ADD_FAILURE() << "expected an error containing: " << text;
-  } catch (const E& e) {
-    EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();
-  }
-}
+using jx::testing::expect_error;
 
 TEST(NnFunctions, ErrorsNameTheFunctionTheShapesAndTheFix) {
   const Array x = jnp::zeros({2, 3});

@@ -21,6 +21,7 @@
 #include "jx/jx.h"
 #include "jx/nn/initializers.h"
 #include "testing/check_grads.h"
+#include "testing/expect_error.h"
 #include "testing/golden.h"
 
 namespace {
@@ -283,15 +284,7 @@ TEST(NnInitializers, ConstantsAndDtypes) {
             true);
 }
 
-template <class E, class F>
-void expect_error(F&& f, const std::string& text) {
-  try {
-    f();
-    ADD_FAILURE() << "expected an error containing: " << text;
-  } catch (const E& e) {
-    EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();
-  }
-}
+using jx::testing::expect_error;
 
 TEST(NnInitializers, JitEqualsEager) {
   const Array key = jr::PRNGKey(5);

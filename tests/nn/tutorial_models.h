@@ -1,7 +1,9 @@
-// The tutorial's models (steps 4 and the full example), as Flax modules and as the same
-// computation written with jnp on the same parameter tree, for the tests (same program
-// under jit, per-example gradients) and bench/bench_nn.cpp (the module system's cost).
+// The tutorial's models (step 3's MLP, the full example's CNN): the Flax-style modules of
+// the example programs (examples/tutorial/models.h) and the same computation written with jnp
+// on the same parameter tree, for the tests (same program under jit, per-example gradients)
+// and the benchmarks (bench_nn: the module system's cost; bench_models: the train steps).
 #pragma once
+#include "../../examples/tutorial/models.h"
 #include "jx/jx.h"
 
 namespace tutorial {
@@ -10,30 +12,6 @@ namespace jnp = jx::numpy;
 namespace nn = jx::nn;
 using jx::Array;
 using jx::Tree;
-
-struct MLP : nn::Module<MLP> {
-  Array call(Array x) const {
-    x = x.reshape({x.shape(0), -1});
-    x = nn::relu(nn::Dense{.features = 512}(x));
-    x = nn::relu(nn::Dense{.features = 512}(x));
-    return nn::Dense{.features = 10}(x);
-  }
-};
-
-struct CNN : nn::Module<CNN> {
-  int64_t num_classes = 10;
-  Array call(Array x, bool deterministic) const {
-    x = nn::Conv{.features = 32, .kernel_size = {3, 3}}(x);
-    x = nn::relu(x);
-    x = nn::max_pool(x, {2, 2}, {.strides = {2, 2}});
-    x = nn::Conv{.features = 64, .kernel_size = {3, 3}}(x);
-    x = nn::relu(x);
-    x = x.reshape({x.shape(0), -1});
-    x = nn::Dense{.features = 256}(x);
-    x = nn::Dropout{.rate = 0.1}(x, deterministic);
-    return nn::Dense{.features = num_classes}(nn::relu(x));
-  }
-};
 
 inline Array dense_by_hand(const Tree& p, const char* name, const Array& h) {
   return jnp::matmul(h, p[name]["kernel"].array()) + p[name]["bias"].array();

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "jx/numpy.h"
+#include "testing/expect_error.h"
 #include "testing/golden.h"
 
 namespace {
@@ -36,15 +37,7 @@ Array val(Shape s) {
   return jnp::array(v, s);
 }
 
-template <class E, class F>
-void expect_error(F&& f, const std::string& text) {
-  try {
-    f();
-    FAIL() << "expected an error containing: " << text;
-  } catch (const E& e) {
-    EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();
-  }
-}
+using jx::testing::expect_error;
 
 TEST(Creation, Arange) {
   Array a = jnp::arange(5);

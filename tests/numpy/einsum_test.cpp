@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "jx/jx.h"
+#include "testing/expect_error.h"
 
 namespace {
 
@@ -69,15 +70,7 @@ TEST(Einsum, PromotionAndPreferredType) {
   EXPECT_EQ(jnp::einsum("i,->i", h, Array(2.0)).dtype(), DType::Float64);
 }
 
-template <class E, class F>
-void expect_error(F&& f, const std::string& text) {
-  try {
-    f();
-    ADD_FAILURE() << "no exception; expected: " << text;
-  } catch (const E& e) {
-    EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();
-  }
-}
+using jx::testing::expect_error;
 
 TEST(Einsum, Errors) {
   Array a = jnp::zeros({2, 3});

@@ -7,6 +7,7 @@
 #include <functional>
 
 #include "jx/jx.h"
+#include "testing/expect_error.h"
 
 namespace jnp = jx::numpy;
 using jx::Array;
@@ -46,15 +47,7 @@ jx::AtOptions mode(jx::IndexMode m, std::optional<double> fill_value = std::null
   return o;
 }
 
-template <class E, class F>
-void expect_error(F&& f, const std::string& needle) {
-  try {
-    f();
-    ADD_FAILURE() << "expected an error containing: " << needle;
-  } catch (const E& e) {
-    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
-  }
-}
+using jx::testing::expect_error;
 
 }  // namespace
 

@@ -7,6 +7,7 @@
 #include <map>
 
 #include "jx/jx.h"
+#include "testing/expect_error.h"
 
 namespace {
 
@@ -207,15 +208,7 @@ TEST(Linalg, DtypesAndWeakTypes) {
   EXPECT_EQ(jnp::trace(jnp::array<int8_t>({{100, 0}, {0, 100}})).item<int32_t>(), 200);
 }
 
-template <class E, class F>
-void expect_error(F&& f, const std::string& text) {
-  try {
-    f();
-    ADD_FAILURE() << "no exception; expected: " << text;
-  } catch (const E& e) {
-    EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();
-  }
-}
+using jx::testing::expect_error;
 
 TEST(Linalg, Errors) {
   expect_error<jx::ShapeError>([] { jnp::matmul(jnp::zeros({3, 4}), jnp::zeros({5, 6})); },

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "jx/numpy.h"
+#include "testing/expect_error.h"
 #include "testing/golden.h"
 
 namespace {
@@ -38,15 +39,7 @@ Array int_b() {
   return jnp::array(v, {4, 6});
 }
 
-template <class E, class F>
-void expect_error(F&& f, const std::string& text) {
-  try {
-    f();
-    FAIL() << "expected an error containing: " << text;
-  } catch (const E& e) {
-    EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();
-  }
-}
+using jx::testing::expect_error;
 
 TEST(Pad, Constant) {
   expect_golden("pad_v_constant_2", jnp::pad(V, 2));

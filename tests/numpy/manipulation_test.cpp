@@ -7,6 +7,7 @@
 
 #include "jx/lax.h"
 #include "jx/numpy.h"
+#include "testing/expect_error.h"
 #include "testing/golden.h"
 
 namespace {
@@ -42,15 +43,7 @@ const Array B = val({4, 6});
 const Array V = val({7});
 const Array S = val({1, 3, 1});
 
-template <class E, class F>
-void expect_error(F&& f, const std::string& text) {
-  try {
-    f();
-    FAIL() << "expected an error containing: " << text;
-  } catch (const E& e) {
-    EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();
-  }
-}
+using jx::testing::expect_error;
 
 TEST(Manipulation, ShapesAndAxes) {
   expect_golden("reshape_a_4_m1", jnp::reshape(A, {4, -1}));

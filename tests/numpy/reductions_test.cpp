@@ -9,6 +9,7 @@
 
 #include "jx/lax.h"
 #include "jx/numpy.h"
+#include "testing/expect_error.h"
 
 namespace {
 
@@ -261,16 +262,7 @@ TEST(Stats, AverageReturned) {
             (std::vector<float>{1, 2, 3, 4}));
 }
 
-// ---- errors ----
-template <class E, class F>
-void expect_error(F&& f, const std::string& needle) {
-  try {
-    f();
-    FAIL() << "expected an error containing: " << needle;
-  } catch (const E& e) {
-    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
-  }
-}
+using jx::testing::expect_error;
 
 TEST(Reductions, Errors) {
   Array x = jnp::zeros({2, 3});

@@ -6,6 +6,7 @@
 #include <functional>
 
 #include "jx/jx.h"
+#include "testing/expect_error.h"
 
 namespace jnp = jx::numpy;
 using jx::Array;
@@ -33,15 +34,7 @@ struct SelectionCase {
 
 #include "golden/selection_golden.inc"
 
-template <class E, class F>
-void expect_error(F&& f, const std::string& needle) {
-  try {
-    f();
-    ADD_FAILURE() << "expected an error containing: " << needle;
-  } catch (const E& e) {
-    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
-  }
-}
+using jx::testing::expect_error;
 
 }  // namespace
 

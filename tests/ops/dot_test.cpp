@@ -10,6 +10,7 @@
 #include "backend/cpu/kernels.h"
 #include "jx/jx.h"
 #include "support/str.h"
+#include "testing/expect_error.h"
 
 namespace {
 
@@ -242,15 +243,7 @@ TEST(DotGeneral, WeakTypeAndPreferred) {
 
 // ---- errors ----
 
-template <class E, class F>
-void expect_error(F&& f, const std::string& text) {
-  try {
-    f();
-    ADD_FAILURE() << "no exception; expected: " << text;
-  } catch (const E& e) {
-    EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();
-  }
-}
+using jx::testing::expect_error;
 
 TEST(DotGeneral, Errors) {
   Array a = jnp::zeros({32, 10});

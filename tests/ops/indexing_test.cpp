@@ -7,9 +7,10 @@
 #include <random>
 
 #include "backend/cpu/gather.h"
-#include "ops/indexing.h"
 #include "jx/jx.h"
+#include "ops/indexing.h"
 #include "support/dtype_switch.h"
+#include "testing/expect_error.h"
 
 namespace jnp = jx::numpy;
 namespace lax = jx::lax;
@@ -301,15 +302,7 @@ TEST(IndexingPrims, ScatterFamily) {
 }
 
 namespace {
-template <class E, class F>
-void expect_error(F&& f, const std::string& needle) {
-  try {
-    f();
-    ADD_FAILURE() << "expected an error containing: " << needle;
-  } catch (const E& e) {
-    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
-  }
-}
+using jx::testing::expect_error;
 }  // namespace
 
 TEST(IndexingPrims, Errors) {

@@ -15,6 +15,7 @@
 #include "jx/numpy.h"
 #include "support/dtype_switch.h"
 #include "support/str.h"
+#include "testing/expect_error.h"
 
 namespace {
 
@@ -371,16 +372,7 @@ TEST(CumulativePrimitives, HandValues) {
   EXPECT_NEAR(c[2], std::log(4.0), 1e-15);
 }
 
-// ---- errors ----
-template <class E, class F>
-void expect_error(F&& f, const std::string& needle) {
-  try {
-    f();
-    FAIL() << "expected an error containing: " << needle;
-  } catch (const E& e) {
-    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
-  }
-}
+using jx::testing::expect_error;
 
 TEST(ReducePrimitives, Errors) {
   Array x = jnp::array<float>({1, 2, 3, 4, 5, 6}, {2, 3});

@@ -13,6 +13,7 @@
 #include "jx/jx.h"
 #include "jx/optim/losses.h"
 #include "testing/check_grads.h"
+#include "testing/expect_error.h"
 #include "testing/golden.h"
 
 namespace {
@@ -337,15 +338,7 @@ TEST(OptimLosses, JitAndVmapEqualEager) {
 
 // ---- errors ----
 
-template <class E, class F>
-void expect_error(F&& f, const std::string& text) {
-  try {
-    f();
-    ADD_FAILURE() << "expected an error containing: " << text;
-  } catch (const E& e) {
-    EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();
-  }
-}
+using jx::testing::expect_error;
 
 TEST(OptimLosses, ErrorsNameTheLossTheShapesAndTheFix) {
   const Array logits = jnp::zeros({4, 5});

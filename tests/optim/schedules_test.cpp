@@ -9,6 +9,7 @@
 
 #include "jx/jx.h"
 #include "jx/optim/schedules.h"
+#include "testing/expect_error.h"
 #include "testing/golden.h"
 
 namespace {
@@ -163,15 +164,7 @@ TEST(OptimSchedules, VmapOverCountsEqualsElementwise) {
   }
 }
 
-template <class E, class F>
-void expect_error(F&& f, const std::string& text) {
-  try {
-    f();
-    ADD_FAILURE() << "expected an error containing: " << text;
-  } catch (const E& e) {
-    EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();
-  }
-}
+using jx::testing::expect_error;
 
 TEST(OptimSchedules, ErrorsNameTheScheduleAndTheFix) {
   expect_error<jx::ValueError>([] { optim::cosine_decay_schedule(1.0, 0); },
