@@ -43,6 +43,19 @@ int main() {
   std::cout << "normal(k1), normal(k2) after split: "
             << (jnp::array_equal(jr::normal(k1, {3}), jr::normal(k2, {3})).item<bool>() ? "identical" : "different")
             << "\n";
+  // JAX's key-reuse checker (jax.config.update('jax_debug_key_reuse', True)) is
+  // jx::config::debug_key_reuse (or JX_DEBUG_KEY_REUSE=1): off by default, and when on a
+  // key consumed twice (by samplers or split) throws jx::KeyReuseError.
+  {
+    jx::config::Scoped check(jx::config::debug_key_reuse, true);
+    Array checked = jr::PRNGKey(1);
+    jr::normal(checked, {3});
+    try {
+      jr::normal(checked, {3});
+    } catch (const jx::KeyReuseError& e) {
+      std::cout << "with debug_key_reuse: " << e.what() << "\n";
+    }
+  }
 
   std::cout << "\n== 3. C++ control flow on traced values ==\n";
   // JAX: `if x.sum() > 0:` under jit raises TracerBoolConversionError (a

@@ -57,5 +57,11 @@ extern BoolFlag debug_nans;
 // with the reason of the cache miss (which argument changed, from what to what).
 // Env: JX_LOG_COMPILES.
 extern BoolFlag log_compiles;
+// jax_debug_key_reuse (JAX's key-reuse checker; off by default): a PRNG key consumed twice
+// (by a sampler, bits or split; fold_in and key_data do not consume) throws
+// jx::KeyReuseError, at the second call eagerly, while tracing under jit / vmap / control
+// flow. Off, it costs one flag read per random call. Env: JX_DEBUG_KEY_REUSE.
+// See docs/random.md, "Key reuse".
+extern BoolFlag debug_key_reuse;
 
 }  // namespace jx::config

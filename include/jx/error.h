@@ -55,6 +55,13 @@ class FloatingPointError : public Error {
   using Error::Error;
 };
 
+// A PRNG key consumed twice under jx::config::debug_key_reuse (JAX's
+// jax.errors.KeyReuseError, a JAXTypeError).
+class KeyReuseError : public TypeError {
+ public:
+  using TypeError::TypeError;
+};
+
 class InternalError : public std::logic_error {
  public:
   using std::logic_error::logic_error;

@@ -5,6 +5,10 @@
 //
 // Defaults follow JAX without x64: float32 for real samplers, int32 for integer ones,
 // uint32 for bits; every other dtype is produced when asked for (float64, uint64, ...).
+//
+// Every sampler, bits and split consume their key; fold_in and key_data do not. With
+// jx::config::debug_key_reuse on (JAX's jax_debug_key_reuse), consuming a key twice throws
+// jx::KeyReuseError (docs/random.md, "Key reuse").
 #pragma once
 #include <array>
 #include <cstdint>

@@ -14,6 +14,7 @@
 #include "ops/common.h"
 #include "transforms/bind.h"
 #include "transforms/jaxpr_transforms.h"
+#include "transforms/key_reuse.h"
 
 namespace jx::jit_detail {
 
@@ -60,14 +61,18 @@ struct SignatureEntry : Entry {
   std::once_flag compiled_once;
   std::shared_ptr<const compiler::Executable> exe;  // consts bound as constvars
   std::vector<bool> donate;                          // per leaf
+  std::vector<bool> consumes;  // per leaf: a PRNG key the program consumes (debug_key_reuse)
 };
 
 std::string aval_text(const ops::Aval& a) {
   return ops::aval_str(a) + (a.weak ? "{weak_type=True}" : "");
 }
 
-// Config flags that change what tracing produces are part of the key.
-int64_t config_bits() { return config::threefry_partitionable ? 1 : 0; }
+// Config flags that change what tracing produces (or checks) are part of the key: a function
+// traced with debug_key_reuse off is traced again, and checked, once it is on.
+int64_t config_bits() {
+  return (config::threefry_partitionable ? 1 : 0) | (config::debug_key_reuse ? 2 : 0);
+}
 
 CacheKey signature_key(const JitCore& core, tree::TreeDef&& def, const std::vector<Array>& leaves) {
   CacheKey k;
@@ -84,9 +89,11 @@ CacheKey signature_key(const JitCore& core, tree::TreeDef&& def, const std::vect
 // The differences between an earlier signature and this one, as "what: before -> now".
 std::vector<std::string> differences(const CacheKey& before, const CacheKey& now) {
   std::vector<std::string> d;
-  if (before.extra != now.extra)
-    d.push_back(str("config threefry_partitionable: ", before.extra ? "true" : "false", " -> ",
-                    now.extra ? "true" : "false"));
+  const char* flags[] = {"threefry_partitionable", "debug_key_reuse"};
+  for (int bit = 0; bit < 2; ++bit)
+    if (((before.extra ^ now.extra) >> bit) & 1)
+      d.push_back(str("config ", flags[bit], ": ", (before.extra >> bit) & 1 ? "true" : "false", " -> ",
+                      (now.extra >> bit) & 1 ? "true" : "false"));
   const auto& a = before.def.nodes();
   const auto& b = now.def.nodes();
   bool same_shape = a.size() == b.size();
@@ -143,12 +150,19 @@ std::string signature_text(const CacheKey& key) {
   return s + ")";
 }
 
-// Traces the user's function at the key's leaf types, with the current trace as parent.
-tr::TracedJaxpr trace(const CacheKey& key, TraceFn fn, std::shared_ptr<const tree::TreeDef>* out_def) {
+// Traces the user's function at the key's leaf types, with the current trace as parent;
+// `consumes` gets the leaves that the function consumes as PRNG keys (debug_key_reuse).
+tr::TracedJaxpr trace(const CacheKey& key, TraceFn fn, std::shared_ptr<const tree::TreeDef>* out_def,
+                      std::vector<bool>* consumes) {
   JitCache::get().count_trace();
   tree::TreeDef def;
-  tr::TracedJaxpr t =
-      tr::trace_to_jaxpr([&](const Arrays& xs) { return fn(xs, key.def, &def); }, key.avals);
+  tr::TracedJaxpr t = tr::trace_to_jaxpr(
+      [&](const Arrays& xs) {
+        Arrays out = fn(xs, key.def, &def);
+        *consumes = random::key_reuse::consumed_inputs(xs);
+        return out;
+      },
+      key.avals);
   *out_def = std::make_shared<const tree::TreeDef>(std::move(def));
   return t;
 }
@@ -250,7 +264,7 @@ std::vector<Array> call(JitCore& core, tree::TreeDef&& in_def, std::vector<Array
     try {
       std::call_once(e->filled, [&] {
         if (config::log_compiles) why = explain_miss(core, key);
-        tr::TracedJaxpr t = trace(key, fn, &e->out_def);
+        tr::TracedJaxpr t = trace(key, fn, &e->out_def, &e->consumes);
         e->jaxpr = std::make_shared<const ir::Jaxpr>(std::move(t.jaxpr));
         e->consts = std::move(t.consts);
         e->donate = donated_leaves(core, key.def);
@@ -266,6 +280,9 @@ std::vector<Array> call(JitCore& core, tree::TreeDef&& in_def, std::vector<Array
       throw;
     }
     *out_def = e->out_def;
+    // JAX: a jitted function that consumes a key argument consumes the caller's key.
+    if (config::debug_key_reuse)
+      random::key_reuse::consume_arguments(str("jit '", core.opts.name, "'"), leaves, e->consumes);
     return run_entry(core, *e, leaves);
   }
 
@@ -274,10 +291,12 @@ std::vector<Array> call(JitCore& core, tree::TreeDef&& in_def, std::vector<Array
   // transformation (then it belongs to this call only).
   std::shared_ptr<const ir::Jaxpr> jaxpr;
   Arrays operands;
+  std::vector<bool> consumes;
   auto found = std::static_pointer_cast<SignatureEntry>(cache.find(key, true));
   if (found && found->ready) {
     jaxpr = found->jaxpr;
     operands = found->consts;
+    consumes = found->consumes;
     *out_def = found->out_def;
   } else {
     if (config::log_compiles) {
@@ -285,7 +304,7 @@ std::vector<Array> call(JitCore& core, tree::TreeDef&& in_def, std::vector<Array
                              " under a transformation: ", explain_miss(core, key), "\n");
       std::fputs(line.c_str(), stderr);
     }
-    tr::TracedJaxpr t = trace(key, fn, out_def);
+    tr::TracedJaxpr t = trace(key, fn, out_def, &consumes);
     jaxpr = std::make_shared<const ir::Jaxpr>(std::move(t.jaxpr));
     operands = std::move(t.consts);
     core.remember(key);
@@ -296,11 +315,14 @@ std::vector<Array> call(JitCore& core, tree::TreeDef&& in_def, std::vector<Array
         e->consts = operands;
         e->out_def = *out_def;
         e->donate = donated_leaves(core, key.def);
+        e->consumes = consumes;
         e->ready = true;
         cache.set_bytes(key, e.get(), program_bytes(*jaxpr) + arrays_bytes(operands));
       });
     }
   }
+  if (config::debug_key_reuse)
+    random::key_reuse::consume_arguments(str("jit '", core.opts.name, "'"), leaves, consumes);
   operands.insert(operands.end(), leaves.begin(), leaves.end());
   return bind_pjit(jaxpr, core.opts.name, operands);
 }

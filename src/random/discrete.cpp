@@ -9,6 +9,7 @@
 #include "ops/common.h"
 #include "random/internal.h"
 #include "support/str.h"
+#include "transforms/key_reuse.h"
 
 namespace jx::random {
 
@@ -128,6 +129,7 @@ Array top_k_indices(const Array& v, int64_t k) {
 Array randint(const Array& key, const Shape& shape, const Array& minval, const Array& maxval,
               DType dtype) {
   Keys k = detail::unpack("randint", key);
+  detail::KeyUse use("randint", key);
   detail::check_shape("randint", shape);
   if (!is_integer(dtype))
     throw DTypeError(str("[randint] only accepts integer dtypes, got ", dtype_name(dtype),
@@ -159,6 +161,7 @@ Array shuffle_keys(const Keys& k, const Array& x, int64_t axis) {
 
 Array permutation(const Array& key, const Array& x, int64_t axis, bool independent) {
   Keys k = detail::unpack("permutation", key);
+  detail::KeyUse use("permutation", key);
   if (x.ndim() == 0) {
     if (!is_integer(x.dtype()))
       throw DTypeError(str("[permutation] x must be an integer or at least 1-dimensional, got ",
@@ -178,6 +181,7 @@ Array permutation(const Array& key, const Array& x, int64_t axis, bool independe
 
 Array shuffle(const Array& key, const Array& x, int64_t axis) {
   Keys k = detail::unpack("shuffle", key);
+  detail::KeyUse use("shuffle", key);
   axis = ops::canonical_axis("shuffle", axis, x.ndim());
   return detail::shuffle_keys(k, x, axis);
 }
@@ -185,6 +189,7 @@ Array shuffle(const Array& key, const Array& x, int64_t axis) {
 Array choice(const Array& key, const Array& a, const Shape& shape, bool replace,
              const std::optional<Array>& p, int64_t axis, const std::string& mode) {
   Keys k = detail::unpack("choice", key);
+  detail::KeyUse use("choice", key);
   detail::check_shape("choice", shape);
   int64_t n_inputs;
   if (a.ndim() == 0) {
@@ -246,6 +251,7 @@ Array choice(const Array& key, const Array& a, const Shape& shape, bool replace,
 Array categorical(const Array& key, const Array& logits, int64_t axis,
                   OptionalShape shape_opt, bool replace, const std::string& mode) {
   Keys k = detail::unpack("categorical", key);
+  detail::KeyUse use("categorical", key);
   const int64_t nd = logits.ndim();
   if (nd == 0)
     throw ShapeError("[categorical] logits must have at least one dimension (the categories)");

@@ -16,6 +16,7 @@
 #include "random/internal.h"
 #include "support/check.h"
 #include "support/str.h"
+#include "transforms/key_reuse.h"
 #include "transforms/trace.h"
 
 namespace jx::random {
@@ -226,6 +227,7 @@ Array gamma_one_traced(const Keys& keys, const Array& alpha_orig, bool log_space
 Array gamma_impl(const char* fn, const Array& key, const Array& a, OptionalShape shape_opt,
                  DType dtype, bool log_space) {
   Keys k = detail::unpack(fn, key);
+  detail::KeyUse use(fn, key);
   detail::require_float(fn, dtype);
   Shape shape = shape_opt ? *shape_opt : a.shape();
   detail::check_shape(fn, shape);
@@ -263,6 +265,7 @@ Array loggamma(const Array& key, const Array& a, OptionalShape shape, DType dtyp
 Array beta(const Array& key, const Array& a, const Array& b, OptionalShape shape_opt,
            DType dtype) {
   Keys k = detail::unpack("beta", key);
+  detail::KeyUse use("beta", key);
   detail::require_float("beta", dtype);
   Shape shape;
   if (shape_opt) {
@@ -284,6 +287,7 @@ Array beta(const Array& key, const Array& a, const Array& b, OptionalShape shape
 Array dirichlet(const Array& key, const Array& alpha, OptionalShape shape_opt,
                 DType dtype) {
   detail::unpack("dirichlet", key);
+  detail::KeyUse use("dirichlet", key);
   detail::require_float("dirichlet", dtype);
   if (alpha.ndim() < 1)
     throw ShapeError(str("[dirichlet] requires alpha.ndim >= 1, got alpha.ndim == ", alpha.ndim()));
@@ -299,6 +303,8 @@ Array dirichlet(const Array& key, const Array& alpha, OptionalShape shape_opt,
 }
 
 Array chisquare(const Array& key, const Array& df, OptionalShape shape_opt, DType dtype) {
+  detail::unpack("chisquare", key);
+  detail::KeyUse use("chisquare", key);
   detail::require_float("chisquare", dtype);
   Shape shape = shape_opt ? *shape_opt : df.shape();
   Array d = lax::convert_element_type(df, dtype);
@@ -309,6 +315,7 @@ Array chisquare(const Array& key, const Array& df, OptionalShape shape_opt, DTyp
 
 Array t(const Array& key, const Array& df, const Shape& shape, DType dtype) {
   Keys k = detail::unpack("t", key);
+  detail::KeyUse use("t", key);
   detail::require_float("t", dtype);
   detail::check_shape("t", shape);
   detail::check_broadcast("t", shape, df.shape());
@@ -391,6 +398,7 @@ Array poisson_rejection(const Keys& key, const Array& lam, const Shape& shape, D
 
 Array poisson(const Array& key, const Array& lam_in, OptionalShape shape_opt, DType dtype) {
   Keys k = detail::unpack("poisson", key);
+  detail::KeyUse use("poisson", key);
   if (!is_integer(dtype))
     throw DTypeError(str("[poisson] dtype must be an integer dtype, got ", dtype_name(dtype)));
   Shape shape = shape_opt ? *shape_opt : lam_in.shape();

@@ -10,6 +10,7 @@
 #include "random/internal.h"
 #include "support/str.h"
 #include "transforms/bind.h"
+#include "transforms/key_reuse.h"
 
 namespace jx::random {
 namespace detail {
@@ -277,6 +278,7 @@ Array key_data(const Array& keys) {
 
 Array split(const Array& key, const Shape& shape) {
   Keys k = detail::unpack("split", key);
+  detail::KeyUse use("split", key);
   detail::check_shape("split", shape);
   if (!detail::force_composed && k.concrete()) {
     const int64_t n = shape.numel();
@@ -342,6 +344,7 @@ Array fold_in(const Array& key, const Array& data) {
 
 Array bits(const Array& key, const Shape& shape, DType dtype) {
   Keys k = detail::unpack("bits", key);
+  detail::KeyUse use("bits", key);
   if (!is_unsigned_integer(dtype))
     throw DTypeError(str("[bits] dtype argument must be an unsigned int dtype, got ",
                          dtype_name(dtype), "; use uint8, uint16, uint32 or uint64"));

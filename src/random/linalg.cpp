@@ -10,6 +10,7 @@
 #include "numpy/promote.h"
 #include "random/internal.h"
 #include "support/str.h"
+#include "transforms/key_reuse.h"
 
 namespace jx::random {
 
@@ -109,6 +110,7 @@ Array multivariate_normal(const Array& key, const Array& mean_in, const Array& c
                           OptionalShape shape_opt, std::optional<DType> dtype_opt,
                           const std::string& method) {
   Keys k = detail::unpack("multivariate_normal", key);
+  detail::KeyUse use("multivariate_normal", key);
   if (method != "cholesky")
     throw ValueError(str("[multivariate_normal] method \"", method,
                          "\" is not available: jx implements method=\"cholesky\" (JAX's "
@@ -153,6 +155,7 @@ Array multivariate_normal(const Array& key, const Array& mean_in, const Array& c
 Array orthogonal(const Array& key, int64_t n, const Shape& shape, DType dtype,
                  std::optional<int64_t> m_opt) {
   Keys k = detail::unpack("orthogonal", key);
+  detail::KeyUse use("orthogonal", key);
   detail::require_float("orthogonal", dtype);
   detail::check_shape("orthogonal", shape);
   const int64_t m = m_opt ? *m_opt : n;

@@ -12,6 +12,7 @@
 #include "random/internal.h"
 #include "support/dtype_switch.h"
 #include "support/str.h"
+#include "transforms/key_reuse.h"
 
 namespace jx::random {
 namespace detail {
@@ -220,6 +221,7 @@ Array param(const char* fn, const Array& p, DType dt, const Shape& shape) {
 Array uniform(const Array& key, const Shape& shape, DType dtype, const Array& minval,
               const Array& maxval) {
   Keys k = key_of("uniform", key);
+  detail::KeyUse use("uniform", key);
   check_sample("uniform", shape, dtype);
   detail::check_broadcast("uniform", shape, minval.shape(), maxval.shape());
   return detail::uniform_keys(k, shape, dtype, minval, maxval);
@@ -227,6 +229,7 @@ Array uniform(const Array& key, const Shape& shape, DType dtype, const Array& mi
 
 Array normal(const Array& key, const Shape& shape, DType dtype) {
   Keys k = key_of("normal", key);
+  detail::KeyUse use("normal", key);
   check_sample("normal", shape, dtype);
   return detail::normal_keys(k, shape, dtype);
 }
@@ -234,6 +237,7 @@ Array normal(const Array& key, const Shape& shape, DType dtype) {
 Array truncated_normal(const Array& key, const Array& lower, const Array& upper,
                        OptionalShape shape_opt, DType dtype) {
   Keys k = key_of("truncated_normal", key);
+  detail::KeyUse use("truncated_normal", key);
   detail::require_float("truncated_normal", dtype);
   Shape shape;
   if (shape_opt) {
@@ -263,6 +267,7 @@ Array bernoulli(const Array& key, const Array& p, OptionalShape shape_opt,
   if (mode != "low" && mode != "high")
     throw ValueError(str("[bernoulli] got mode=\"", mode, "\", expected \"high\" or \"low\""));
   Keys k = key_of("bernoulli", key);
+  detail::KeyUse use("bernoulli", key);
   if (!is_floating(p.dtype()))
     throw DTypeError(str("[bernoulli] probability `p` must have a floating dtype, got ",
                          type_str(p.dtype(), p.shape()), "; pass e.g. 0.5 or a float array"));
@@ -290,18 +295,21 @@ Array bernoulli(const Array& key, const Array& p, OptionalShape shape_opt,
 
 Array gumbel(const Array& key, const Shape& shape, DType dtype, const std::string& mode) {
   Keys k = key_of("gumbel", key);
+  detail::KeyUse use("gumbel", key);
   check_sample("gumbel", shape, dtype);
   return detail::gumbel_keys(k, shape, dtype, mode);
 }
 
 Array exponential(const Array& key, const Shape& shape, DType dtype) {
   Keys k = key_of("exponential", key);
+  detail::KeyUse use("exponential", key);
   check_sample("exponential", shape, dtype);
   return detail::exponential_keys(k, shape, dtype);
 }
 
 Array laplace(const Array& key, const Shape& shape, DType dtype) {
   Keys k = key_of("laplace", key);
+  detail::KeyUse use("laplace", key);
   check_sample("laplace", shape, dtype);
   Array u = detail::uniform_keys(k, shape, dtype, const_f(-1.0 + finfo(dtype).epsneg, dtype),
                                  const_f(1.0, dtype));
@@ -310,6 +318,7 @@ Array laplace(const Array& key, const Shape& shape, DType dtype) {
 
 Array logistic(const Array& key, const Shape& shape, DType dtype) {
   Keys k = key_of("logistic", key);
+  detail::KeyUse use("logistic", key);
   check_sample("logistic", shape, dtype);
   Array x = detail::uniform_keys(k, shape, dtype, const_f(finfo(dtype).tiny, dtype),
                                  const_f(1.0, dtype));
@@ -318,6 +327,7 @@ Array logistic(const Array& key, const Shape& shape, DType dtype) {
 
 Array cauchy(const Array& key, const Shape& shape, DType dtype) {
   Keys k = key_of("cauchy", key);
+  detail::KeyUse use("cauchy", key);
   check_sample("cauchy", shape, dtype);
   Array u = detail::uniform_keys(k, shape, dtype, const_f(finfo(dtype).eps, dtype),
                                  const_f(1.0, dtype));
@@ -327,6 +337,7 @@ Array cauchy(const Array& key, const Shape& shape, DType dtype) {
 
 Array pareto(const Array& key, const Array& b, OptionalShape shape_opt, DType dtype) {
   Keys k = key_of("pareto", key);
+  detail::KeyUse use("pareto", key);
   detail::require_float("pareto", dtype);
   Shape shape = shape_opt ? *shape_opt : b.shape();
   detail::check_shape("pareto", shape);
@@ -338,6 +349,7 @@ Array pareto(const Array& key, const Array& b, OptionalShape shape_opt, DType dt
 Array weibull_min(const Array& key, const Array& scale, const Array& concentration,
                   const Shape& shape, DType dtype) {
   Keys k = key_of("weibull_min", key);
+  detail::KeyUse use("weibull_min", key);
   check_sample("weibull_min", shape, dtype);
   detail::check_broadcast("weibull_min", shape, scale.shape(), concentration.shape());
   const size_t r = shape.size();
@@ -350,6 +362,7 @@ Array weibull_min(const Array& key, const Array& scale, const Array& concentrati
 
 Array maxwell(const Array& key, const Shape& shape, DType dtype) {
   Keys k = key_of("maxwell", key);
+  detail::KeyUse use("maxwell", key);
   check_sample("maxwell", shape, dtype);
   Array z = detail::normal_keys(k, detail::concat(shape, Shape{3}), dtype);
   return lax::sqrt(lax::reduce_sum(lax::mul(z, z), {int64_t(shape.size())}));
@@ -357,6 +370,7 @@ Array maxwell(const Array& key, const Shape& shape, DType dtype) {
 
 Array rademacher(const Array& key, const Shape& shape, DType dtype) {
   Keys k = key_of("rademacher", key);
+  detail::KeyUse use("rademacher", key);
   detail::check_shape("rademacher", shape);
   Array b = lax::lt(detail::uniform_keys(k, shape, DType::Float32, const_f(0.0, DType::Float32),
                                          const_f(1.0, DType::Float32)),
