@@ -5,8 +5,8 @@
 #include <string>
 
 #include "io/pickle.h"
-#include "io/zip.h"
 #include "jx/io/torch.h"
+#include "numpy/zip.h"
 
 namespace jx::detail {
 

@@ -31,6 +31,13 @@ io::StateDict torch_state_dict_from_bytes(const char* data, uint64_t size, const
     io_fail(op, what, "is an .npy file, not a torch.save archive; read it with jnp::load");
   ZipReader zip(data, size, what, op);
   if (zip.members().empty()) io_fail(op, what, "is an empty zip archive, not a torch.save archive");
+  // Storages are used in place, so every member must be stored.
+  for (const ZipReader::Member& m : zip.members())
+    if (m.method != ZipMethod::Stored)
+      io_fail(op, what,
+              str("member '", m.name, "' is compressed (method ", uint16_t(m.method),
+                  "); torch.save stores members uncompressed: re-save the file with torch.save "
+                  "instead of re-zipping it"));
   // As PyTorch's reader does: every record lives in the folder of the first member.
   const std::string& first = zip.members()[0].name;
   size_t slash = first.find('/');
@@ -70,14 +77,14 @@ void write_torch_archive(const io::StateDict& state_dict, const ZipWriter::Sink&
     if (!seen.insert(name).second)
       throw ValueError(str("[", op, "] the name '", name, "' is used twice"));
   std::string pkl = write_torch_pickle(state_dict, op);  // validates every array first
-  ZipWriter zip(sink, 64, zip64_limit);
-  zip.add("archive/data.pkl", pkl.data(), pkl.size());
-  zip.add("archive/byteorder", "little", 6);
+  ZipWriter zip(sink, {.alignment = 64, .zip64_limit = zip64_limit});
+  zip.add("archive/data.pkl", {pkl});
+  zip.add("archive/byteorder", {"little"});
   for (size_t i = 0; i < state_dict.size(); ++i) {
     const Array& a = state_dict[i].second;
-    zip.add(str("archive/data/", i), a.nbytes() ? raw_data(a) : nullptr, a.nbytes());
+    zip.add(str("archive/data/", i), {{static_cast<const char*>(raw_data(a)), a.nbytes()}});
   }
-  zip.add("archive/version", "3\n", 2);  // PyTorch 1.13's file format version
+  zip.add("archive/version", {"3\n"});  // PyTorch 1.13's file format version
   zip.finish();
 }
 
@@ -85,12 +92,11 @@ std::string torch_archive_of(const std::string& pickle,
                              const std::vector<std::pair<std::string, std::string>>& storages,
                              const std::string& prefix, uint64_t zip64_limit) {
   std::string out;
-  ZipWriter zip([&](const void* p, size_t n) { out.append(static_cast<const char*>(p), n); }, 64,
-                zip64_limit);
-  zip.add(str(prefix, "/data.pkl"), pickle.data(), pickle.size());
-  for (const auto& [key, bytes] : storages)
-    zip.add(str(prefix, "/data/", key), bytes.data(), bytes.size());
-  zip.add(str(prefix, "/version"), "3\n", 2);
+  ZipWriter zip([&](const void* p, size_t n) { out.append(static_cast<const char*>(p), n); },
+                {.alignment = 64, .zip64_limit = zip64_limit});
+  zip.add(str(prefix, "/data.pkl"), {pickle});
+  for (const auto& [key, bytes] : storages) zip.add(str(prefix, "/data/", key), {bytes});
+  zip.add(str(prefix, "/version"), {"3\n"});
   zip.finish();
   return out;
 }

@@ -17,6 +17,8 @@
 #include "numpy/io_npy.h"
 #include "support/dtype_switch.h"
 #include "support/str.h"
+#include "testing/expect_error.h"
+#include "testing/temp_dir.h"
 
 namespace io_testing {
 
@@ -72,44 +74,9 @@ inline void expect_formula(const Array& a, jx::DType t, const jx::Shape& shape,
 }
 
 // A fresh directory under the system temp dir, removed with its contents at the end.
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "jx_io_test_XXXXXX").string();
-    std::vector<char> buf(tmpl.begin(), tmpl.end());
-    buf.push_back('\0');
-    path_ = mkdtemp(buf.data());
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
-  const std::string& path() const { return path_; }
-  // Names of the entries in the directory (to check that no temporary file is left behind).
-  std::vector<std::string> entries() const {
-    std::vector<std::string> r;
-    for (const auto& e : fs::directory_iterator(path_)) r.push_back(e.path().filename().string());
-    std::sort(r.begin(), r.end());
-    return r;
-  }
+using jx::testing::TempDir;
+using jx::testing::expect_error;
 
- private:
-  std::string path_;
-};
-
-// Runs f, expecting a jx::IOError whose message contains every one of `parts`.
-template <class F>
-void expect_io_error(F&& f, std::initializer_list<std::string> parts) {
-  try {
-    f();
-    ADD_FAILURE() << "expected jx::IOError containing '" << *parts.begin() << "'";
-  } catch (const jx::IOError& e) {
-    std::string msg = e.what();
-    for (const auto& p : parts)
-      EXPECT_NE(msg.find(p), std::string::npos) << "message: " << msg << "\nmissing: " << p;
-  }
-}
 
 }  // namespace io_testing
 
@@ -204,7 +171,7 @@ TEST(Npy, SaveAppendsExtensionAndLeavesNoTemporaryFile) {
 
 TEST(Npy, SaveErrors) {
   TempDir dir;
-  expect_io_error([&] { jnp::save(dir / "no/such/dir/x.npy", make(jx::float32, {2})); },
+  expect_error<jx::IOError>([&] { jnp::save(dir / "no/such/dir/x.npy", make(jx::float32, {2})); },
                   {"[save]", "no/such/dir/x.npy", "No such file or directory"});
   EXPECT_THROW(jnp::save(dir / "x.npy", Array()), jx::ValueError);
   EXPECT_TRUE(dir.entries().empty());
@@ -273,23 +240,23 @@ TEST(Npy, RoundTripsEveryDtypeAndShape) {
 }
 
 TEST(Npy, RefusesUnsupportedDtypes) {
-  expect_io_error([] { jnp::load(data("complex64_2.npy")); },
+  expect_error<jx::IOError>([] { jnp::load(data("complex64_2.npy")); },
                   {"[load]", "complex64_2.npy", "unsupported dtype '<c8'"});
-  expect_io_error([] { jnp::load(data("str_2.npy")); }, {"unsupported dtype '<U2'"});
-  expect_io_error([] { jnp::load(data("structured_2.npy")); },
+  expect_error<jx::IOError>([] { jnp::load(data("str_2.npy")); }, {"unsupported dtype '<U2'"});
+  expect_error<jx::IOError>([] { jnp::load(data("structured_2.npy")); },
                   {"structured_2.npy", "unsupported dtype: structured"});
 }
 
 TEST(Npy, MalformedFilesThrowIOError) {
   TempDir dir;
-  expect_io_error([&] { jnp::load(dir / "missing.npy"); },
+  expect_error<jx::IOError>([&] { jnp::load(dir / "missing.npy"); },
                   {"[load]", "missing.npy", "cannot be opened", "No such file"});
-  expect_io_error([&] { jnp::load(dir.path()); }, {"is a directory"});
+  expect_error<jx::IOError>([&] { jnp::load(dir.path()); }, {"is a directory"});
   std::string good = read_bytes(data("float32_2x3.npy"));
   std::string p = dir / "bad.npy";
   auto with = [&](std::string bytes, std::initializer_list<std::string> parts) {
     write_bytes(p, bytes);
-    expect_io_error([&] { jnp::load(p); }, parts);
+    expect_error<jx::IOError>([&] { jnp::load(p); }, parts);
   };
   std::string b = good;
   b[1] = 'X';
@@ -321,7 +288,7 @@ TEST(Npy, MalformedFilesThrowIOError) {
   b[9] = char(0x7f);
   with(b, {"header is 32767 bytes"});
   // An .npz archive is pointed at load_npz.
-  expect_io_error([] { jnp::load(data("savez.npz")); }, {"savez.npz", "jnp::load_npz"});
+  expect_error<jx::IOError>([] { jnp::load(data("savez.npz")); }, {"savez.npz", "jnp::load_npz"});
 }
 
 TEST(Npy, EveryTruncationAndByteFlipIsAnIOErrorNeverACrash) {
@@ -466,14 +433,14 @@ TEST(Npz, PositionalNamesAndLookupErrors) {
 
 TEST(Npz, MalformedArchivesThrowIOError) {
   TempDir dir;
-  expect_io_error([&] { jnp::load_npz(dir / "missing.npz"); },
+  expect_error<jx::IOError>([&] { jnp::load_npz(dir / "missing.npz"); },
                   {"[load_npz]", "missing.npz", "cannot be opened"});
-  expect_io_error([] { jnp::load_npz(data("float32_2x3.npy")); }, {"is an .npy file", "jnp::load"});
+  expect_error<jx::IOError>([] { jnp::load_npz(data("float32_2x3.npy")); }, {"is an .npy file", "jnp::load"});
   std::string p = dir / "bad.npz";
   write_bytes(p, "hello");
-  expect_io_error([&] { jnp::load_npz(p); }, {"bad.npz", "not a zip archive"});
+  expect_error<jx::IOError>([&] { jnp::load_npz(p); }, {"bad.npz", "not a zip archive"});
   write_bytes(p, std::string(100, 'x'));
-  expect_io_error([&] { jnp::load_npz(p); }, {"no end-of-central-directory record"});
+  expect_error<jx::IOError>([&] { jnp::load_npz(p); }, {"no end-of-central-directory record"});
 
   // A flipped data byte in a stored member: CRC-32 mismatch.
   std::string z = read_bytes(data("savez.npz"));
@@ -482,7 +449,7 @@ TEST(Npz, MalformedArchivesThrowIOError) {
   std::string bad = z;
   bad[at + 130] ^= 0x40;
   write_bytes(p, bad);
-  expect_io_error([&] { jnp::load_npz(p); }, {"CRC-32 mismatch in member 'a.npy'"});
+  expect_error<jx::IOError>([&] { jnp::load_npz(p); }, {"CRC-32 mismatch in member 'a.npy'"});
   // A corrupt deflate stream.
   std::string c = read_bytes(data("savez_compressed.npz"));
   bad = c;

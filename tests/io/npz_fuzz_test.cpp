@@ -110,7 +110,7 @@ TEST(NpzFuzz, HugeDeclaredSizesFailFastWithoutAllocating) {
     jx::testing::put_le(count, end64 + 32, k2to62, 8);
     jx::testing::put_le(size, end64 + 40, k2to62, 8);
     f.expect_file_error(label + "archive of 2^62 entries", count, load,
-                        "is corrupt: bad central directory entry 2");
+                        "entries cannot fit a central directory");
     f.expect_file_error(label + "archive with a 2^62-byte directory", size, load,
                         "the central directory lies outside the file");
   }

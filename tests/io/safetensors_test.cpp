@@ -17,6 +17,8 @@
 #include "core/array_impl.h"
 #include "jx/numpy.h"
 #include "support/dtype_switch.h"
+#include "testing/expect_error.h"
+#include "testing/temp_dir.h"
 
 namespace {
 
@@ -66,41 +68,9 @@ std::string bytes_of(const Array& a) {
   return std::string(static_cast<const char*>(jx::detail::raw_data(a)), size_t(a.nbytes()));
 }
 
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "jx_st_test_XXXXXX").string();
-    std::vector<char> buf(tmpl.begin(), tmpl.end());
-    buf.push_back('\0');
-    path_ = mkdtemp(buf.data());
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
-  std::vector<std::string> entries() const {
-    std::vector<std::string> r;
-    for (const auto& e : fs::directory_iterator(path_)) r.push_back(e.path().filename().string());
-    std::sort(r.begin(), r.end());
-    return r;
-  }
+using jx::testing::TempDir;
+using jx::testing::expect_error;
 
- private:
-  std::string path_;
-};
-
-template <class F>
-void expect_io_error(F&& f, std::initializer_list<std::string> parts) {
-  try {
-    f();
-    ADD_FAILURE() << "expected jx::IOError containing '" << *parts.begin() << "'";
-  } catch (const jx::IOError& e) {
-    std::string msg = e.what();
-    for (const auto& p : parts)
-      EXPECT_NE(msg.find(p), std::string::npos) << "message: " << msg << "\nmissing: " << p;
-  }
-}
 
 // A file whose header is `json` (padded to 8 bytes) followed by `payload`.
 std::string file_with(const std::string& json, const std::string& payload) {
@@ -196,7 +166,7 @@ TEST(Safetensors, EveryTruncationThrows) {
   std::string path = dir / "t.safetensors";
   for (size_t len = 0; len < good.size(); ++len) {
     write_bytes(path, good.substr(0, len));
-    expect_io_error([&] { jnp::load_safetensors(path); }, {"load_safetensors", path});
+    expect_error<jx::IOError>([&] { jnp::load_safetensors(path); }, {"load_safetensors", path});
   }
 }
 
@@ -232,7 +202,7 @@ TEST(Safetensors, ErrorsByText) {
   std::string path = dir / "e.safetensors";
   auto with = [&](const std::string& bytes, std::initializer_list<std::string> parts) {
     write_bytes(path, bytes);
-    expect_io_error([&] { jnp::load_safetensors(path); }, parts);
+    expect_error<jx::IOError>([&] { jnp::load_safetensors(path); }, parts);
   };
   std::string four(4, '\0');  // one F32 / I32 element
   auto one = [](const std::string& dtype, const std::string& shape, const std::string& off) {
@@ -270,7 +240,7 @@ TEST(Safetensors, ErrorsByText) {
        {"unexpected key \"y\""});
   with(file_with("{\"__metadata__\":{\"a\":1}}", ""), {"\"__metadata__\" value for \"a\""});
   with(file_with("{\"__metadata__\":[]}", ""), {"\"__metadata__\" that is an array"});
-  expect_io_error([&] { jnp::load_safetensors(dir / "missing.safetensors"); },
+  expect_error<jx::IOError>([&] { jnp::load_safetensors(dir / "missing.safetensors"); },
                   {"cannot be opened", "missing.safetensors"});
 }
 
@@ -278,7 +248,7 @@ TEST(Safetensors, SaveErrors) {
   TempDir dir;
   EXPECT_THROW(jnp::save_safetensors(dir / "m.safetensors", {{"__metadata__", make(DType::Int8, {1})}}),
                jx::ValueError);
-  expect_io_error(
+  expect_error<jx::IOError>(
       [&] { jnp::save_safetensors(dir / "no/such/dir/x.safetensors", {}); },
       {"save_safetensors", "cannot be written"});
   EXPECT_TRUE(dir.entries().empty());
