@@ -4,14 +4,10 @@
 // F.cross_entropy, torch.optim.Adam), run at its best configuration (bench/README.md).
 #include <benchmark/benchmark.h>
 
-#include <stdlib.h>
-
 #include <cmath>
-#include <cstdlib>
-#include <filesystem>
-#include <string>
 #include <vector>
 
+#include "first_call.h"
 #include "jx/jx.h"
 
 namespace jnp = jx::numpy;
@@ -125,39 +121,21 @@ void BM_train_step_jit(benchmark::State& st) {
 }
 BENCHMARK(BM_train_step_jit)->Unit(benchmark::kMillisecond)->UseRealTime();
 
-// Time to the first result of a fresh jit of the step: trace, optimize, generate code and
-// build it (cold: an empty kernel cache directory, so the C++ compiler runs) or load the
-// built kernels from the disk cache (warm: what a second run of a program pays).
+// Time to the first result of a fresh jit of the step (first_call.h): cold, the C++ compiler
+// runs; warm, the kernels come from the disk cache.
 void first_call(benchmark::State& st, bool cold) {
-  char tmpl[] = "/tmp/jx_bench_train_cacheXXXXXX";
-  std::string dir = ::mkdtemp(tmpl);
-  const char* old = std::getenv("JX_CACHE_DIR");
-  std::string saved = old ? old : "";
-  ::setenv("JX_CACHE_DIR", dir.c_str(), 1);
   TrainState s0 = init(jr::PRNGKey(0));
   Batch b;
   Array key = jr::PRNGKey(3);
-  auto fresh_step = [] {
+  time_first_call(st, cold, [&] {
     jx::clear_jit_cache();  // forget the traced and compiled step; only the disk cache remains
-    return jx::jit(train_step, {.name = "train_step"});
-  };
-  if (!cold) fresh_step()(s0, b.x, b.y, key);  // fills the disk cache
-  int fresh = 0;
-  for (auto _ : st) {
-    st.PauseTiming();
-    if (cold) ::setenv("JX_CACHE_DIR", (dir + "/" + std::to_string(fresh++)).c_str(), 1);
-    auto step = fresh_step();
-    st.ResumeTiming();
-    benchmark::DoNotOptimize(step(s0, b.x, b.y, key).second.item<float>());
-  }
-  std::filesystem::remove_all(dir);
-  if (old) ::setenv("JX_CACHE_DIR", saved.c_str(), 1);
-  else ::unsetenv("JX_CACHE_DIR");
+    return [&, step = jx::jit(train_step, {.name = "train_step"})] { return step(s0, b.x, b.y, key).second.item<float>(); };
+  });
 }
 void BM_train_step_first_call_cold(benchmark::State& st) { first_call(st, true); }
 void BM_train_step_first_call_warm(benchmark::State& st) { first_call(st, false); }
-BENCHMARK(BM_train_step_first_call_cold)->Iterations(2)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_train_step_first_call_warm)->Iterations(5)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_train_step_first_call_cold)->Iterations(2)->Unit(benchmark::kMillisecond)->UseManualTime();
+BENCHMARK(BM_train_step_first_call_warm)->Iterations(5)->Unit(benchmark::kMillisecond)->UseManualTime();
 
 }  // namespace
 

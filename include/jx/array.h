@@ -165,6 +165,9 @@ class Array {
   size_t nbytes() const { return size_t(size()) * itemsize(); }
   // True for an array that holds data (not a tracer).
   bool is_concrete() const;
+  // JAX's x.block_until_ready(): jx computes on the calling thread, so a returned array is
+  // already complete; this returns it, so that timing code written for JAX reads the same.
+  const Array& block_until_ready() const { return *this; }
 
   // The single element, converted to T. Throws for size != 1 or a traced array.
   template <class T>
