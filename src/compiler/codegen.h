@@ -18,8 +18,17 @@
 // columns, per phase a loop over the rows with a simd loop over the contiguous columns
 // accumulating into per-column arrays, threads over blocks (or over row ranges, partials
 // combined in thread order, when there are few blocks). Full reductions to a scalar split
-// their range across threads the same way. f32 transcendentals vectorize through glibc's
-// libmvec without -ffast-math.
+// their range across threads the same way. A row phase over at least 128 elements
+// accumulates whole blocks of 64 elements lane-wise into local arrays (four vector
+// accumulators, so a long row is not bound by the latency of one vector add), then runs
+// the rest as one simd reduction and folds the lanes into it in a fixed order. f32
+// transcendentals vectorize through glibc's libmvec without -ffast-math. Bool values are
+// never converted to numbers by a cast, and bool inputs are read as bytes compared with 0:
+// GCC 12 does not vectorize a loop with either (the loop, libm calls included, would run
+// scalar).
+//
+// Files: codegen.cpp (value emission and the elementwise loop forms), codegen_reduce.cpp
+// (row and column kernels), codegen_writer.h (the writer class they share).
 //
 // Hoisting: values that do not depend on the loop indices -- computed only from literals,
 // one-element inputs and broadcasts of such values (Adam's 1 / (1 - pow(0.9, t))) -- are

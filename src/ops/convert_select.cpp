@@ -246,6 +246,13 @@ std::string convert_emit(std::span<const std::string> args, std::span<const Aval
   const DType to = p.dtype("new_dtype");
   if (!emit::expressible(in, to)) return "";
   if (in[0].dtype == to) return emit::paren(args[0]);
+  // A bool becomes a number through a select: GCC 12 does not vectorize a loop converting a
+  // bool ("type conversion to/from bit-precision unsupported"), and softmax cross-entropy's
+  // gradient through max (convert(x == max)) kept a whole row phase, exp included, scalar.
+  if (in[0].dtype == DType::Bool) {
+    const std::string t = c_type(to);
+    return str("((", args[0], ") ? (", t, ")1 : (", t, ")0)");
+  }
   return str("jx_convert<", c_type(to), ">(", args[0], ")");
 }
 

@@ -315,7 +315,10 @@ TEST(Codegen, FullReductionUsesEveryThread) {
   std::string src = source_of([](const Arrays& a) -> Arrays { return {lax::reduce_sum(a[0], {0, 1})}; },
                               {aval(DType::Float32, {512, 512})});
   EXPECT_NE(src.find("omp_get_thread_num()"), std::string::npos) << src;
-  EXPECT_NE(src.find("for (int64_t r = jx_r0; r < jx_r1; ++r)"), std::string::npos) << src;
+  // Each thread's share: whole blocks of 64 lanes, then the rest in one simd reduction.
+  EXPECT_NE(src.find("const int64_t jx_rb0 = jx_r0 + (jx_r1 - jx_r0) / 64LL * 64LL;"), std::string::npos) << src;
+  EXPECT_NE(src.find("for (int64_t jx_b = jx_r0; jx_b < jx_rb0; jx_b += 64LL)"), std::string::npos) << src;
+  EXPECT_NE(src.find("for (int64_t r = jx_rb0; r < jx_r1; ++r)"), std::string::npos) << src;
   EXPECT_NE(src.find("if (jx_t == 0) if (o == 0) out0[0]"), std::string::npos) << src;
 }
 
