@@ -16,8 +16,10 @@ export GLIBC_TUNABLES=glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=429496
 cmake --build "$build" --target train_cnn > /dev/null
 for r in $(seq "$rounds"); do
   "$build/examples/train_cnn" --epochs 2 --data "$data" --out "$out/jx_$r" > "$out/jx_$r.log"
+  # Its own flags beyond --threads clash with torch_bench.py's, which it imports: it reads
+  # its data from Debian's Fashion-MNIST directory and trains 2 epochs by default.
   env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE /usr/bin/python3 ../shared/peers/fmnist_train.py --threads 2 \
-    --data "$data" > "$out/torch_$r.log"
+    > "$out/torch_$r.log"
 done
 /usr/bin/python3 - "$out" "$rounds" <<'PY'
 import re, statistics, sys
