@@ -295,7 +295,8 @@ Array switch_index(const Array& index, size_t num_branches) {
     throw TypeError(str("[switch] Branch index must be scalar, got ",
                         type_str(index.dtype(), index.shape())));
   if (!is_integer(index.dtype()))
-    throw TypeError(str("[switch] Index type must be an integer, got ", dtype_name(index.dtype())));
+    throw TypeError(str("[switch] Index type must be an integer, got ", dtype_name(index.dtype()),
+                        "; convert the index with astype(jx::int32)"));
   Array i = lax::convert_element_type(index, DType::Int32);
   return lax::clamp(control::i32_scalar(0), i, control::i32_scalar(int32_t(num_branches) - 1));
 }

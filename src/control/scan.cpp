@@ -438,14 +438,16 @@ std::vector<Array> scan_flat(const char* api, const FlatBody& f, std::vector<Arr
     for (int64_t l : lengths)
       if (l != length)
         throw ValueError(str("[", api, "] got `length` argument of ", length,
-                             " which disagrees with leading axis sizes ", list_str(lengths), "."));
+                             " which disagrees with leading axis sizes ", list_str(lengths),
+                             ". Give every xs leaf that many rows, or drop `length`."));
   } else {
     if (lengths.empty())
       throw ValueError(str("[", api, "] got no values to scan over and `length` not provided; pass "
                            "ScanOptions{.length = n}"));
     for (int64_t l : lengths)
       if (l != lengths[0])
-        throw ValueError(str("[", api, "] got values with different leading axis sizes: ", list_str(lengths), "."));
+        throw ValueError(str("[", api, "] got values with different leading axis sizes: ", list_str(lengths),
+                             ". Every xs leaf is sliced along axis 0 and needs the same number of rows."));
     length = lengths[0];
   }
   if (spec.unroll < 1) throw ValueError(str("[", api, "] `unroll` must be a positive int, got ", spec.unroll));

@@ -91,7 +91,8 @@ Array pad(const Array& x, const Array& padding_value, const std::vector<PadConfi
 Array iota(DType dtype, int64_t size) { return broadcasted_iota(dtype, Shape{size}, 0); }
 
 Array broadcasted_iota(DType dtype, const Shape& shape, int64_t dimension) {
-  if (!shape.empty()) dimension = ops::canonical_axis("iota", dimension, int64_t(shape.size()));
+  if (!shape.empty())
+    dimension = ops::canonical_axis("broadcasted_iota", dimension, int64_t(shape.size()));
   return bind1(Prim::Iota, std::span<const Array>(),
                {{"dtype", dtype}, {"shape", shape.vec()}, {"dimension", dimension}});
 }

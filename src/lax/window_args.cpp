@@ -89,7 +89,8 @@ void check_spec(const char* op, const std::vector<int64_t>& spec, int64_t ndim, 
 ConvDimensionNumbers ConvDimensions::resolve(const char* op, int64_t lhs_ndim, int64_t rhs_ndim) const {
   if (lhs_ndim != rhs_ndim)
     throw ShapeError(str("[", op, "] lhs and rhs must have the same rank, got ", lhs_ndim,
-                         " and ", rhs_ndim));
+                         " and ", rhs_ndim, "; both need (batch/out, feature/in, spatial...) dims, ",
+                         "as NCHW and OIHW for 2-D"));
   if (lhs_ndim < 2)
     throw ShapeError(str("[", op, "] operands need a batch and a feature dim, got rank ", lhs_ndim));
   if (!given_) {

@@ -98,19 +98,35 @@ Array unsigned_scalar(uint64_t value, DType dtype) {
 
 Array astype(const Array& x, DType dtype) { return lax::convert_element_type(x, dtype, false); }
 
+// Names the function the caller called (zeros, ones, empty build on full).
+static void check_dims(const char* op, const Shape& shape) {
+  for (int64_t d : shape)
+    if (d < 0)
+      throw ValueError(str("[", op, "] negative dimension in shape ", shape_str(shape),
+                           "; every dimension must be >= 0"));
+}
+
 Array full(const Shape& shape, const Array& fill_value, std::optional<DType> dtype) {
   if (fill_value.ndim() > int(shape.size()))
     throw ShapeError(str("[full] fill_value of shape ", shape_str(fill_value.shape()),
                          " does not broadcast to ", shape_str(shape)));
-  for (int64_t d : shape)
-    if (d < 0) throw ValueError(str("[full] negative dimension in shape ", shape_str(shape)));
+  check_dims("full", shape);
   Array v = dtype ? lax::convert_element_type(fill_value, *dtype, false) : fill_value;
   return detail::broadcast_to("full", v, shape);
 }
 
-Array zeros(const Shape& shape, DType dtype) { return full(shape, scalar(0, dtype)); }
-Array ones(const Shape& shape, DType dtype) { return full(shape, scalar(1, dtype)); }
-Array empty(const Shape& shape, DType dtype) { return zeros(shape, dtype); }
+Array zeros(const Shape& shape, DType dtype) {
+  check_dims("zeros", shape);
+  return full(shape, scalar(0, dtype));
+}
+Array ones(const Shape& shape, DType dtype) {
+  check_dims("ones", shape);
+  return full(shape, scalar(1, dtype));
+}
+Array empty(const Shape& shape, DType dtype) {
+  check_dims("empty", shape);
+  return full(shape, scalar(0, dtype));
+}
 
 Array zeros_like(const Array& x, std::optional<DType> dtype) {
   return zeros(x.shape(), dtype.value_or(x.dtype()));

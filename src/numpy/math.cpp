@@ -412,6 +412,7 @@ Array greater(const Array& x, const Array& y) { return binary("greater", lax::gt
 Array greater_equal(const Array& x, const Array& y) { return binary("greater_equal", lax::ge, x, y); }
 
 Array isclose(const Array& a_, const Array& b_, double rtol, double atol, bool equal_nan) {
+  detail::broadcast_shapes("isclose", {a_.shape(), b_.shape()});  // names isclose, not sub
   auto v = broadcast_ranks(detail::promote_inexact({a_, b_}));
   const Array &a = v[0], &b = v[1];
   Array rt = const_like(a, rtol), at = const_like(a, atol);

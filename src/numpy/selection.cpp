@@ -267,7 +267,10 @@ Array put_along_axis(const Array& a, const Array& indices, const Array& values,
 
 Array compress(const Array& condition, const Array& a, std::optional<int64_t> axis) {
   Array c = as_bool(condition);
-  if (c.ndim() != 1) throw ValueError("[compress] condition must be a 1-d array");
+  if (c.ndim() != 1)
+    throw ValueError(str("[compress] condition must be a 1-d array, got ",
+                         type_str(condition.dtype(), condition.shape()),
+                         "; ravel it, or use jnp::extract for an elementwise mask"));
   Array arr = axis ? a : ravel_(a);
   const int64_t ax = axis ? axis_of("compress", *axis, a.ndim()) : 0;
   const int64_t n = arr.shape()[size_t(ax)];
@@ -364,6 +367,11 @@ Array digitize(const Array& x, const Array& bins, bool right) {
 }
 
 UniqueResult unique_all(const Array& a) {
+  if (!a.is_concrete())
+    throw ConcretizationError(str("[unique] needs a concrete array, got a traced ",
+                                  type_str(a.dtype(), a.shape()),
+                                  ": its result's shape depends on the values; call it outside "
+                                  "jit/grad/vmap"));
   Array flat = ravel_(a);
   const int64_t n = flat.size();
   UniqueResult r;

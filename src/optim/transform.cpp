@@ -47,11 +47,37 @@ using detail::field;
 
 // ---- updates and trees ----
 
+namespace {
+
+// Two trees that are combined leaf by leaf must match exactly: jnp's broadcasting would
+// otherwise turn a parameter f32[3] plus an update f32[2,3] into an f32[2,3] parameter.
+void check_matching_trees(const char* fn, const char* a_name, const Tree& a, const char* b_name,
+                          const Tree& b) {
+  auto [a_leaves, a_def] = jx::tree::flatten(a);
+  auto [b_leaves, b_def] = jx::tree::flatten(b);
+  if (!(a_def == b_def))
+    throw ValueError(str("[optim.", fn, "] the ", b_name, " have structure ", b_def.str(), " but the ",
+                         a_name, " have structure ", a_def.str(), "; pass ", b_name,
+                         " with the same keys and containers as ", a_name));
+  const std::vector<tree::KeyPath> paths = a_def.leaf_paths();
+  for (size_t i = 0; i < a_leaves.size(); ++i)
+    if (a_leaves[i].shape() != b_leaves[i].shape())
+      throw ShapeError(str("[optim.", fn, "] at ", paths[i].keystr(), " the ", b_name, " are ",
+                           type_str(b_leaves[i].dtype(), b_leaves[i].shape()), " but the ", a_name,
+                           " are ", type_str(a_leaves[i].dtype(), a_leaves[i].shape()),
+                           "; every leaf must keep its shape (compute the ", b_name, " from these ",
+                           a_name, ")"));
+}
+
+}  // namespace
+
 Tree apply_updates(const Tree& params, const Tree& updates) {
+  check_matching_trees("apply_updates", "params", params, "updates", updates);
   return detail::map2([](const Array& p, const Array& u) { return (p + u).astype(p.dtype()); }, params, updates);
 }
 
 Tree incremental_update(const Tree& new_tensors, const Tree& old_tensors, double step_size) {
+  check_matching_trees("incremental_update", "new tensors", new_tensors, "old tensors", old_tensors);
   return detail::map2([&](const Array& n, const Array& o) { return n * step_size + o * (1.0 - step_size); },
                       new_tensors, old_tensors);
 }

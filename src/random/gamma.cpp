@@ -400,7 +400,8 @@ Array poisson(const Array& key, const Array& lam_in, OptionalShape shape_opt, DT
   Keys k = detail::unpack("poisson", key);
   detail::KeyUse use("poisson", key);
   if (!is_integer(dtype))
-    throw DTypeError(str("[poisson] dtype must be an integer dtype, got ", dtype_name(dtype)));
+    throw DTypeError(str("[poisson] dtype must be an integer dtype, got ", dtype_name(dtype),
+                         "; use int32 (the default) or another integer dtype"));
   Shape shape = shape_opt ? *shape_opt : lam_in.shape();
   detail::check_shape("poisson", shape);
   const DType f = DType::Float32;

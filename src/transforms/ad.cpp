@@ -210,6 +210,14 @@ Arrays linear_apply(const Linearized& lin, const Arrays& tangents) {
   if (tangents.size() != lin.in_avals.size())
     throw ValueError(str("[linearize] the linear function takes ", lin.in_avals.size(),
                          " tangents, got ", tangents.size()));
+  for (size_t i = 0; i < tangents.size(); ++i) {
+    const Array& t = tangents[i];
+    const Aval& a = lin.in_avals[i];
+    if (t.valid() && (t.shape() != a.shape || t.dtype() != a.dtype))
+      throw ValueError(str("[linearize] tangent ", i, " has type ", type_str(t.dtype(), t.shape()),
+                           " but its primal has type ", type_str(a.dtype, a.shape),
+                           "; tangents must match their primals' shapes and dtypes"));
+  }
   Arrays in;
   for (size_t i = 0; i < tangents.size(); ++i) in.push_back(instantiate(tangents[i], lin.in_avals[i]));
   Arrays lin_outs = ir::eval_jaxpr(lin.linear, in);

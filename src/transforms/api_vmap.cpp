@@ -99,7 +99,8 @@ std::vector<int> axes_for_leaves(const char* what, const AxisSpec& spec, const t
       throw IndexError(str("[vmap] ", what, " ", raw[i], " is out of range for argument leaf ",
                            def.leaf_paths()[i].str().empty() ? std::to_string(i) : def.leaf_paths()[i].str(),
                            " of type ", type_str(leaves[i].dtype(), leaves[i].shape()),
-                           " (rank ", leaves[i].ndim(), ")"));
+                           " (rank ", leaves[i].ndim(), "); give an axis in ", -rank, "..", rank - 1,
+                           ", or jx::none to not map that argument"));
     dims.push_back(int(d));
   }
   return dims;

@@ -94,7 +94,8 @@ std::pair<std::shared_ptr<BatchTrace>, Arrays> run(const FlatFn& f, const Arrays
     int d = in_dims[i];
     if (d != kNotMapped && (d < 0 || d >= args[i].ndim()))
       throw IndexError(str("[vmap] in_axes ", d, " is out of range for argument leaf ", i,
-                           " of type ", type_str(args[i].dtype(), args[i].shape())));
+                           " of type ", type_str(args[i].dtype(), args[i].shape()),
+                           "; give an axis below the argument's rank, or jx::none to not map it"));
     in.push_back(trace->wrap(args[i], d));
   }
   Arrays outs;
@@ -146,7 +147,8 @@ Arrays vmap_flat(const FlatFn& f, const Arrays& args, const std::vector<int>& in
     int to = want[i] < 0 ? int(want[i] + rank) : want[i];
     if (to < 0 || to >= rank)
       throw IndexError(str("[vmap] out_axes ", want[i], " is out of range for output leaf ", i,
-                           " of rank ", rank - 1, " (batched rank ", rank, ")"));
+                           " of rank ", rank - 1, " (batched rank ", rank, "); valid out_axes are ", -rank,
+                           "..", rank - 1));
     result.push_back(ops::batching::materialize_at(v, d, size, to));
   }
   return result;
