@@ -409,7 +409,21 @@ std::string CheckpointManager::step_path(std::optional<int64_t> step) {
 }
 
 std::string CheckpointManager::item_path(std::optional<int64_t> step, const std::string& name) {
-  return join_path(step_path(step), name);
+  const std::string dir = step_path(step);
+  const std::string path = join_path(dir, name);
+  if (path_exists(path)) return path;
+  // A name the step does not hold: say which it does (an unreadable step directory is left to
+  // read_item's own error).
+  std::vector<std::string> items;
+  try {
+    items = read_step_metadata(dir, "CheckpointManager.restore").items;
+  } catch (const Error&) {
+    return path;
+  }
+  std::string names;
+  for (const std::string& item : items) names += str(names.empty() ? "" : ", ", "'", item, "'");
+  throw ValueError(str("[CheckpointManager.restore] '", dir, "' has no item '", name,
+                       "'; its items are ", names.empty() ? "none" : names));
 }
 
 Tree CheckpointManager::restore(std::optional<int64_t> step) {

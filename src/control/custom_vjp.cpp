@@ -72,7 +72,9 @@ const std::vector<bool>& in_zeros(const Params& p) { return p.obj<custom::BoolsP
 Avals lin_abstract_eval(std::span<const Aval>, const Params& p) { return out_avals(p); }
 
 void lin_impl(std::span<const Array>, std::span<Array>, const Params&) {
-  throw ValueError("[custom_vjp] can't apply forward-mode autodiff (jvp) to a custom_vjp function.");
+  throw ValueError(
+      "[custom_vjp] can't apply forward-mode autodiff (jvp) to a custom_vjp function. Use reverse "
+      "mode (grad, vjp, jacrev), or define the derivative with jx::custom_jvp instead.");
 }
 
 Arrays lin_transpose(std::span<const Array> cts, std::span<const Array> inputs,

@@ -185,8 +185,9 @@ void save_idx(const std::string& path, const Array& a, bool compress) {
   if (!type)
     throw DTypeError(str("[save_idx] IDX files hold uint8, int8, int16, int32, float32 or float64, not ",
                          dtype_name(a.dtype()), "; convert with .astype(...) first"));
-  if (a.ndim() > 255)
-    throw ValueError(str("[save_idx] IDX files hold at most 255 dimensions; the array has ", a.ndim()));
+  if (a.ndim() < 1 || a.ndim() > 255)
+    throw ValueError(str("[save_idx] IDX files hold arrays of 1 to 255 dimensions; the array is ",
+                         type_str(a.dtype(), a.shape()), a.ndim() < 1 ? " (reshape a scalar to (1,))" : ""));
   std::vector<unsigned char> header = {0, 0, type->code, uint8_t(a.ndim())};
   for (int64_t n : a.shape()) {
     if (uint64_t(n) > std::numeric_limits<uint32_t>::max())

@@ -214,10 +214,10 @@ std::vector<ErrorRow> checkpoint_rows(const std::string& root) {
       },
       {"[checkpoint.restore]", "/run/1/default'", "['params']['b']", "holds f32[2]",
        "expects f32[5]"}));
-  rows.push_back(
-      row<jx::IOError>("CheckpointManager.restore_item: an unknown item",
-                       [run] { ocp::CheckpointManager(run).restore_item(1, "opt_state"); },
-                       {"[CheckpointManager.restore]", "/run/1/opt_state' is not a checkpoint"}));
+  rows.push_back(row<jx::ValueError>(
+      "CheckpointManager.restore_item: an unknown item",
+      [run] { ocp::CheckpointManager(run).restore_item(1, "opt_state"); },
+      {"[CheckpointManager.restore]", "/run/1' has no item 'opt_state'", "its items are 'default'"}));
   rows.push_back(row<jx::ValueError>(
       "CheckpointManager.delete_step: a step that does not exist",
       [run] { ocp::CheckpointManager(run).delete_step(9); },

@@ -84,6 +84,9 @@ std::vector<ErrorRow> data_rows(const std::string& dir) {
       row<DTypeError>("save_idx of a bool array",
                       [dir] { jx::data::save_idx(dir + "/b.idx", jnp::zeros({2}, DType::Bool)); },
                       {"[save_idx]", "not bool", "astype"}),
+      row<ValueError>("save_idx of a scalar",
+                      [dir] { jx::data::save_idx(dir + "/s.idx", jnp::zeros({}, DType::UInt8)); },
+                      {"[save_idx]", "1 to 255 dimensions", "u8[]", "reshape a scalar to (1,)"}),
       row<IOError>(
           "save_idx into a missing directory",
           [dir] { jx::data::save_idx(dir + "/no/such/dir/a.idx", jnp::zeros({2}, DType::UInt8)); },

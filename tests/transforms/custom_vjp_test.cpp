@@ -106,7 +106,8 @@ TEST(CustomVjp, ForwardModeIsAnError) {
     FAIL() << "expected an error";
   } catch (const jx::ValueError& e) {
     EXPECT_EQ(std::string(e.what()),
-              "[custom_vjp] can't apply forward-mode autodiff (jvp) to a custom_vjp function.");
+              "[custom_vjp] can't apply forward-mode autodiff (jvp) to a custom_vjp function. Use "
+              "reverse mode (grad, vjp, jacrev), or define the derivative with jx::custom_jvp instead.");
   }
   auto [y, f_jvp] = jx::linearize(f, f64(1.0));
   EXPECT_THROW(f_jvp(f64(1.0)), jx::ValueError);
