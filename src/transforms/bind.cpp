@@ -57,22 +57,30 @@ void check_inputs(ops::Prim p, std::span<const Array> in) {
       "stored in a variable outside the function. Return it from the function instead."));
 }
 
+// The input avals of an eager call. Most primitives take at most 4 operands: their avals stay
+// on the stack (a heap vector here was one of a 1-element op's twelve mallocs, bench_eager's
+// dispatch).
+struct InputAvals {
+  std::array<ops::Aval, 4> small;
+  ops::Avals large;
+  std::span<const ops::Aval> span;
+  InputAvals(ops::Prim p, std::span<const Array> in) {
+    if (in.size() > small.size()) large.resize(in.size());
+    ops::Aval* avals = in.size() > small.size() ? large.data() : small.data();
+    for (size_t i = 0; i < in.size(); ++i) {
+      if (!in[i].is_concrete()) escaped(p, in[i]);
+      avals[i] = ops::aval_of(in[i]);
+    }
+    span = std::span<const ops::Aval>(avals, in.size());
+  }
+};
 }  // namespace
 
 ops::Arrays eval_primitive(ops::Prim p, std::span<const Array> in, const ops::Params& params) {
   const ops::PrimitiveInfo& pi = ops::info(p);
   check_inputs(p, in);
-  // Most primitives take at most 4 operands: their avals stay on the stack (a heap vector
-  // here was one of a 1-element op's twelve mallocs, bench_eager's dispatch).
-  std::array<ops::Aval, 4> small;
-  ops::Avals large;
-  if (in.size() > small.size()) large.resize(in.size());
-  ops::Aval* avals = in.size() > small.size() ? large.data() : small.data();
-  for (size_t i = 0; i < in.size(); ++i) {
-    if (!in[i].is_concrete()) escaped(p, in[i]);
-    avals[i] = ops::aval_of(in[i]);
-  }
-  ops::Avals out_avals = pi.abstract_eval(std::span<const ops::Aval>(avals, in.size()), params);
+  InputAvals avals(p, in);
+  ops::Avals out_avals = pi.abstract_eval(avals.span, params);
   ops::Arrays out;
   out.reserve(out_avals.size());
   for (const ops::Aval& av : out_avals) out.push_back(detail::empty_array(av.shape, av.dtype, av.weak));
@@ -88,6 +96,17 @@ ops::Arrays bind(ops::Prim p, std::span<const Array> in, const ops::Params& para
 }
 
 Array bind1(ops::Prim p, std::span<const Array> in, const ops::Params& params) {
+  if (!tr::current_trace()) {
+    // Eagerly, the one output is made in place: no vector of outputs (a malloc per op).
+    const ops::PrimitiveInfo& pi = ops::info(p);
+    check_inputs(p, in);
+    InputAvals avals(p, in);
+    ops::Avals out_avals = pi.abstract_eval(avals.span, params);
+    JX_CHECK(out_avals.size() == 1, ops::name(p), " has ", out_avals.size(), " outputs");
+    Array out = detail::empty_array(out_avals[0].shape, out_avals[0].dtype, out_avals[0].weak);
+    pi.impl(in, std::span<Array>(&out, 1), params);
+    return out;
+  }
   ops::Arrays out = bind(p, in, params);
   JX_CHECK(out.size() == 1, ops::name(p), " has ", out.size(), " outputs");
   return std::move(out[0]);
