@@ -3,7 +3,6 @@
 // structure, shape or dtype, invalid options and steps), each of which must throw exactly
 // the expected jx error type with a message that names the operation ("[restore]"), the
 // offending path, key path, shape, dtype or value, and the fix. Files live in a TempDir.
-#include <cxxabi.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -13,10 +12,10 @@
 #include <functional>
 #include <memory>
 #include <string>
-#include <typeinfo>
 #include <vector>
 
 #include "jx/jx.h"
+#include "testing/error_table.h"
 #include "testing/temp_dir.h"
 
 namespace {
@@ -27,45 +26,9 @@ using jx::Array;
 using jx::DType;
 using jx::Tree;
 
-struct ErrorRow {
-  std::string name;
-  std::function<void()> call;
-  const std::type_info* type;
-  std::vector<std::string> fragments;
-};
-template <class E>
-ErrorRow row(std::string name, std::function<void()> call, std::vector<std::string> fragments) {
-  return {std::move(name), std::move(call), &typeid(E), std::move(fragments)};
-}
-
-std::string demangle(const std::type_info& t) {
-  int status = 0;
-  std::unique_ptr<char, void (*)(void*)> s(abi::__cxa_demangle(t.name(), nullptr, nullptr, &status),
-                                           std::free);
-  return status == 0 ? s.get() : t.name();
-}
-
-// Runs every row; a failing row names itself, what it threw and the whole message.
-void run_rows(const std::vector<ErrorRow>& rows) {
-  for (const ErrorRow& r : rows) {
-    try {
-      r.call();
-      ADD_FAILURE() << "[" << r.name << "] no exception; expected " << demangle(*r.type);
-    } catch (const std::exception& e) {
-      const std::string what = e.what();
-      if (typeid(e) != *r.type) {
-        ADD_FAILURE() << "[" << r.name << "] threw " << demangle(typeid(e)) << ", expected "
-                      << demangle(*r.type) << ": " << what;
-        continue;
-      }
-      for (const std::string& f : r.fragments)
-        EXPECT_NE(what.find(f), std::string::npos)
-            << "[" << r.name << "] " << what << "\n  lacks: " << f;
-    } catch (...) {
-      ADD_FAILURE() << "[" << r.name << "] threw something that is not a std::exception";
-    }
-  }
-}
+using jx::testing::ErrorRow;
+using jx::testing::row;
+using jx::testing::run_rows;
 
 Tree state() {
   return Tree{{"params", Tree{{"w", jnp::ones({3})}, {"b", jnp::zeros({2})}}}, {"epoch", 7}};
@@ -214,10 +177,11 @@ std::vector<ErrorRow> checkpoint_rows(const std::string& root) {
       },
       {"[checkpoint.restore]", "/run/1/default'", "['params']['b']", "holds f32[2]",
        "expects f32[5]"}));
-  rows.push_back(row<jx::ValueError>(
-      "CheckpointManager.restore_item: an unknown item",
-      [run] { ocp::CheckpointManager(run).restore_item(1, "opt_state"); },
-      {"[CheckpointManager.restore]", "/run/1' has no item 'opt_state'", "its items are 'default'"}));
+  rows.push_back(
+      row<jx::ValueError>("CheckpointManager.restore_item: an unknown item",
+                          [run] { ocp::CheckpointManager(run).restore_item(1, "opt_state"); },
+                          {"[CheckpointManager.restore]", "/run/1' has no item 'opt_state'",
+                           "its items are 'default'"}));
   rows.push_back(row<jx::ValueError>(
       "CheckpointManager.delete_step: a step that does not exist",
       [run] { ocp::CheckpointManager(run).delete_step(9); },
@@ -225,7 +189,7 @@ std::vector<ErrorRow> checkpoint_rows(const std::string& root) {
   return rows;
 }
 
-TEST(CheckpointErrors, EveryBadCallThrowsATypedErrorNamingTheOperation) {
+TEST(CheckpointErrors, EveryErrorRowThrowsATypedErrorNamingTheOperation) {
   jx::testing::TempDir dir("jx_ckpt_errors");
   ocp::save(dir / "good", state());
   {

@@ -9,12 +9,11 @@
 #include <fstream>
 #include <functional>
 #include <string>
-#include <typeindex>
-#include <typeinfo>
 #include <vector>
 
 #include "jx/data.h"
 #include "jx/jx.h"
+#include "testing/error_table.h"
 #include "testing/temp_dir.h"
 
 namespace jnp = jx::numpy;
@@ -26,36 +25,9 @@ using jx::data::Dataset;
 
 namespace {
 
-// One bad call: `call` must throw exactly the jx error type `expected` whose message
-// contains every fragment of `parts` (the operation, the offending value, the fix).
-struct ErrorRow {
-  std::string name;
-  std::function<void()> call;
-  std::type_index expected;
-  std::vector<std::string> parts;
-};
-
-template <class E>
-ErrorRow row(std::string name, std::function<void()> call, std::vector<std::string> parts) {
-  return ErrorRow{std::move(name), std::move(call), std::type_index(typeid(E)), std::move(parts)};
-}
-
-void run_rows(const std::vector<ErrorRow>& rows) {
-  for (const ErrorRow& r : rows) {
-    SCOPED_TRACE(r.name);
-    try {
-      r.call();
-      ADD_FAILURE() << r.name << ": no exception";
-    } catch (const std::exception& e) {
-      const std::string what = e.what();
-      EXPECT_EQ(std::type_index(typeid(e)), r.expected)
-          << r.name << ": threw " << typeid(e).name() << ": " << what;
-      for (const std::string& p : r.parts)
-        EXPECT_NE(what.find(p), std::string::npos)
-            << r.name << ": message\n  " << what << "\n  lacks: " << p;
-    }
-  }
-}
+using jx::testing::ErrorRow;
+using jx::testing::row;
+using jx::testing::run_rows;
 
 Array key() { return jr::PRNGKey(0); }
 Dataset images() {  // 4 HWC images 3x3x1 with labels
@@ -203,7 +175,7 @@ std::vector<ErrorRow> data_rows(const std::string& dir) {
   };
 }
 
-TEST(DataErrors, EveryBadCallThrowsATypedErrorNamingTheFix) {
+TEST(DataErrors, EveryErrorRowThrowsATypedErrorNamingTheFix) {
   jx::testing::TempDir dir("jx_data_errors");
   std::vector<ErrorRow> rows = data_rows(dir.path());
   EXPECT_GE(rows.size(), 20u);

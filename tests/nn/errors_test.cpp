@@ -3,7 +3,6 @@
 // throw exactly the expected jx error type (nn's Flax-named errors included) with a message
 // that names the operation ("[nn.Conv]", "[softmax]"), the offending shape, dtype or value,
 // and the fix.
-#include <cxxabi.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -11,10 +10,10 @@
 #include <functional>
 #include <memory>
 #include <string>
-#include <typeinfo>
 #include <vector>
 
 #include "jx/jx.h"
+#include "testing/error_table.h"
 
 namespace {
 
@@ -25,45 +24,9 @@ using jx::Array;
 using jx::DType;
 using jx::Tree;
 
-struct ErrorRow {
-  std::string name;
-  std::function<void()> call;
-  const std::type_info* type;
-  std::vector<std::string> fragments;
-};
-template <class E>
-ErrorRow row(std::string name, std::function<void()> call, std::vector<std::string> fragments) {
-  return {std::move(name), std::move(call), &typeid(E), std::move(fragments)};
-}
-
-std::string demangle(const std::type_info& t) {
-  int status = 0;
-  std::unique_ptr<char, void (*)(void*)> s(abi::__cxa_demangle(t.name(), nullptr, nullptr, &status),
-                                           std::free);
-  return status == 0 ? s.get() : t.name();
-}
-
-// Runs every row; a failing row names itself, what it threw and the whole message.
-void run_rows(const std::vector<ErrorRow>& rows) {
-  for (const ErrorRow& r : rows) {
-    try {
-      r.call();
-      ADD_FAILURE() << "[" << r.name << "] no exception; expected " << demangle(*r.type);
-    } catch (const std::exception& e) {
-      const std::string what = e.what();
-      if (typeid(e) != *r.type) {
-        ADD_FAILURE() << "[" << r.name << "] threw " << demangle(typeid(e)) << ", expected "
-                      << demangle(*r.type) << ": " << what;
-        continue;
-      }
-      for (const std::string& f : r.fragments)
-        EXPECT_NE(what.find(f), std::string::npos)
-            << "[" << r.name << "] " << what << "\n  lacks: " << f;
-    } catch (...) {
-      ADD_FAILURE() << "[" << r.name << "] threw something that is not a std::exception";
-    }
-  }
-}
+using jx::testing::ErrorRow;
+using jx::testing::row;
+using jx::testing::run_rows;
 
 const Array kX = jnp::ones({2, 4});          // (batch, features)
 const Array kImg = jnp::ones({1, 4, 4, 3});  // NHWC
@@ -278,7 +241,7 @@ std::vector<ErrorRow> nn_rows() {
   return rows;
 }
 
-TEST(NnErrors, EveryBadCallThrowsATypedErrorNamingTheOperation) {
+TEST(NnErrors, EveryErrorRowThrowsATypedErrorNamingTheOperation) {
   const std::vector<ErrorRow> rows = nn_rows();
   EXPECT_GE(rows.size(), 20u);
   run_rows(rows);

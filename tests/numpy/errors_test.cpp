@@ -6,10 +6,10 @@
 
 #include <functional>
 #include <string>
-#include <typeinfo>
 #include <vector>
 
 #include "jx/jx.h"
+#include "testing/error_table.h"
 
 namespace {
 
@@ -17,57 +17,17 @@ namespace jnp = jx::numpy;
 using jx::Array;
 using jx::DType;
 
-struct BadCall {
-  std::string name;
-  std::function<void()> call;
-  const std::type_info* error;  // the exact jx error type expected
-  std::vector<std::string> fragments;
-};
-
-template <class E>
-BadCall row(std::string name, std::function<void()> call, std::vector<std::string> fragments) {
-  return {std::move(name), std::move(call), &typeid(E), std::move(fragments)};
-}
-
-const char* error_name(const std::type_info& t) {
-  if (t == typeid(jx::ShapeError)) return "ShapeError";
-  if (t == typeid(jx::DTypeError)) return "DTypeError";
-  if (t == typeid(jx::IndexError)) return "IndexError";
-  if (t == typeid(jx::ValueError)) return "ValueError";
-  if (t == typeid(jx::IOError)) return "IOError";
-  if (t == typeid(jx::ConcretizationError)) return "ConcretizationError";
-  if (t == typeid(jx::TypeError)) return "TypeError";
-  if (t == typeid(jx::KeyReuseError)) return "KeyReuseError";
-  if (t == typeid(jx::InternalError)) return "InternalError";
-  return t.name();
-}
-
-void run_rows(const std::vector<BadCall>& rows) {
-  for (const BadCall& r : rows) {
-    SCOPED_TRACE(r.name);
-    try {
-      r.call();
-      ADD_FAILURE() << r.name << ": no exception; expected " << error_name(*r.error);
-    } catch (const std::exception& e) {
-      const std::string what = e.what();
-      EXPECT_TRUE(typeid(e) == *r.error) << r.name << ": threw " << error_name(typeid(e))
-                                         << ", expected " << error_name(*r.error) << ": " << what;
-      for (const std::string& f : r.fragments)
-        EXPECT_NE(what.find(f), std::string::npos)
-            << r.name << ": message lacks \"" << f << "\": " << what;
-    } catch (...) {
-      ADD_FAILURE() << r.name << ": threw a non-std exception";
-    }
-  }
-}
+using jx::testing::ErrorRow;
+using jx::testing::row;
+using jx::testing::run_rows;
 
 Array f32(const jx::Shape& s) { return jnp::zeros(s); }
 
-TEST(NumpyErrors, EveryBadCallThrowsTheTypedError) {
+TEST(NumpyErrors, EveryErrorRowThrowsTheTypedError) {
   const Array m23 = f32({2, 3});
   const Array v4 = f32({4});
   const Array i3 = jnp::array<int32_t>({1, 2, 3});
-  const std::vector<BadCall> rows = {
+  const std::vector<ErrorRow> rows = {
       // ---- creation ----
       row<jx::ValueError>("zeros_negative_dim",
                           [] {

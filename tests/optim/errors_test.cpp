@@ -1,7 +1,6 @@
 // Bad input to jx::optim (issue 19, "bad input everywhere"): a table of wrong calls, each
 // of which must throw exactly the expected jx error type with a message that names the
 // operation ("[optim.chain]"), the offending shape, dtype, structure or value, and the fix.
-#include <cxxabi.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -9,10 +8,10 @@
 #include <functional>
 #include <memory>
 #include <string>
-#include <typeinfo>
 #include <vector>
 
 #include "jx/jx.h"
+#include "testing/error_table.h"
 
 namespace {
 
@@ -22,45 +21,9 @@ using jx::Array;
 using jx::DType;
 using jx::Tree;
 
-struct ErrorRow {
-  std::string name;
-  std::function<void()> call;
-  const std::type_info* type;
-  std::vector<std::string> fragments;
-};
-template <class E>
-ErrorRow row(std::string name, std::function<void()> call, std::vector<std::string> fragments) {
-  return {std::move(name), std::move(call), &typeid(E), std::move(fragments)};
-}
-
-std::string demangle(const std::type_info& t) {
-  int status = 0;
-  std::unique_ptr<char, void (*)(void*)> s(abi::__cxa_demangle(t.name(), nullptr, nullptr, &status),
-                                           std::free);
-  return status == 0 ? s.get() : t.name();
-}
-
-// Runs every row; a failing row names itself, what it threw and the whole message.
-void run_rows(const std::vector<ErrorRow>& rows) {
-  for (const ErrorRow& r : rows) {
-    try {
-      r.call();
-      ADD_FAILURE() << "[" << r.name << "] no exception; expected " << demangle(*r.type);
-    } catch (const std::exception& e) {
-      const std::string what = e.what();
-      if (typeid(e) != *r.type) {
-        ADD_FAILURE() << "[" << r.name << "] threw " << demangle(typeid(e)) << ", expected "
-                      << demangle(*r.type) << ": " << what;
-        continue;
-      }
-      for (const std::string& f : r.fragments)
-        EXPECT_NE(what.find(f), std::string::npos)
-            << "[" << r.name << "] " << what << "\n  lacks: " << f;
-    } catch (...) {
-      ADD_FAILURE() << "[" << r.name << "] threw something that is not a std::exception";
-    }
-  }
-}
+using jx::testing::ErrorRow;
+using jx::testing::row;
+using jx::testing::run_rows;
 
 Array f32(std::vector<float> v) { return jnp::array(v); }
 Array i32(std::vector<int32_t> v) { return jnp::array<int32_t>(v); }
@@ -264,7 +227,7 @@ std::vector<ErrorRow> optim_rows() {
   return rows;
 }
 
-TEST(OptimErrors, EveryBadCallThrowsATypedErrorNamingTheOperation) {
+TEST(OptimErrors, EveryErrorRowThrowsATypedErrorNamingTheOperation) {
   const std::vector<ErrorRow> rows = optim_rows();
   EXPECT_GE(rows.size(), 20u);
   run_rows(rows);

@@ -7,11 +7,10 @@
 #include <exception>
 #include <functional>
 #include <string>
-#include <typeindex>
-#include <typeinfo>
 #include <vector>
 
 #include "jx/jx.h"
+#include "testing/error_table.h"
 
 namespace jnp = jx::numpy;
 namespace jr = jx::random;
@@ -20,36 +19,9 @@ using jx::DType;
 
 namespace {
 
-// One bad call: `call` must throw exactly the jx error type `expected` whose message
-// contains every fragment of `parts` (the operation, the offending value, the fix).
-struct ErrorRow {
-  std::string name;
-  std::function<void()> call;
-  std::type_index expected;
-  std::vector<std::string> parts;
-};
-
-template <class E>
-ErrorRow row(std::string name, std::function<void()> call, std::vector<std::string> parts) {
-  return ErrorRow{std::move(name), std::move(call), std::type_index(typeid(E)), std::move(parts)};
-}
-
-void run_rows(const std::vector<ErrorRow>& rows) {
-  for (const ErrorRow& r : rows) {
-    SCOPED_TRACE(r.name);
-    try {
-      r.call();
-      ADD_FAILURE() << r.name << ": no exception";
-    } catch (const std::exception& e) {
-      const std::string what = e.what();
-      EXPECT_EQ(std::type_index(typeid(e)), r.expected)
-          << r.name << ": threw " << typeid(e).name() << ": " << what;
-      for (const std::string& p : r.parts)
-        EXPECT_NE(what.find(p), std::string::npos)
-            << r.name << ": message\n  " << what << "\n  lacks: " << p;
-    }
-  }
-}
+using jx::testing::ErrorRow;
+using jx::testing::row;
+using jx::testing::run_rows;
 
 Array key() { return jr::PRNGKey(0); }
 
@@ -165,7 +137,7 @@ std::vector<ErrorRow> random_rows() {
   };
 }
 
-TEST(RandomErrors, EveryBadCallThrowsATypedErrorNamingTheFix) {
+TEST(RandomErrors, EveryErrorRowThrowsATypedErrorNamingTheFix) {
   std::vector<ErrorRow> rows = random_rows();
   EXPECT_GE(rows.size(), 20u);
   run_rows(rows);
