@@ -88,12 +88,8 @@ int main(int argc, char** argv) {
       {.name = "eval_step"});
 
   auto evaluate = [&](const Tree& params) {
-    int64_t correct = 0, total = 0;
-    for (const Tree& b : test) {
-      correct += eval_step(params, b["image"].array(), b["label"].array()).item<int64_t>();
-      total += b["label"].array().shape(0);
-    }
-    return std::make_pair(correct, total);
+    return examples::evaluate(
+        test, [&](const Tree& b) { return eval_step(params, b["image"].array(), b["label"].array()); });
   };
 
   ocp::CheckpointManager checkpoints(opt.out + "/checkpoints", {.max_to_keep = 2});

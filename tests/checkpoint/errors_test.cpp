@@ -189,7 +189,7 @@ std::vector<ErrorRow> checkpoint_rows(const std::string& root) {
   return rows;
 }
 
-TEST(CheckpointErrors, EveryErrorRowThrowsATypedErrorNamingTheOperation) {
+TEST(CheckpointErrors, EveryBadCallThrowsATypedErrorNamingTheOperation) {
   jx::testing::TempDir dir("jx_ckpt_errors");
   ocp::save(dir / "good", state());
   {

@@ -175,7 +175,7 @@ std::vector<ErrorRow> data_rows(const std::string& dir) {
   };
 }
 
-TEST(DataErrors, EveryErrorRowThrowsATypedErrorNamingTheFix) {
+TEST(DataErrors, EveryBadCallThrowsATypedErrorNamingTheFix) {
   jx::testing::TempDir dir("jx_data_errors");
   std::vector<ErrorRow> rows = data_rows(dir.path());
   EXPECT_GE(rows.size(), 20u);

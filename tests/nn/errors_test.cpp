@@ -241,7 +241,7 @@ std::vector<ErrorRow> nn_rows() {
   return rows;
 }
 
-TEST(NnErrors, EveryErrorRowThrowsATypedErrorNamingTheOperation) {
+TEST(NnErrors, EveryBadCallThrowsATypedErrorNamingTheOperation) {
   const std::vector<ErrorRow> rows = nn_rows();
   EXPECT_GE(rows.size(), 20u);
   run_rows(rows);

@@ -23,7 +23,7 @@ using jx::testing::run_rows;
 
 Array f32(const jx::Shape& s) { return jnp::zeros(s); }
 
-TEST(NumpyErrors, EveryErrorRowThrowsTheTypedError) {
+TEST(NumpyErrors, EveryBadCallThrowsTheTypedError) {
   const Array m23 = f32({2, 3});
   const Array v4 = f32({4});
   const Array i3 = jnp::array<int32_t>({1, 2, 3});

@@ -227,7 +227,7 @@ std::vector<ErrorRow> optim_rows() {
   return rows;
 }
 
-TEST(OptimErrors, EveryErrorRowThrowsATypedErrorNamingTheOperation) {
+TEST(OptimErrors, EveryBadCallThrowsATypedErrorNamingTheOperation) {
   const std::vector<ErrorRow> rows = optim_rows();
   EXPECT_GE(rows.size(), 20u);
   run_rows(rows);

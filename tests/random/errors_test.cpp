@@ -137,7 +137,7 @@ std::vector<ErrorRow> random_rows() {
   };
 }
 
-TEST(RandomErrors, EveryErrorRowThrowsATypedErrorNamingTheFix) {
+TEST(RandomErrors, EveryBadCallThrowsATypedErrorNamingTheFix) {
   std::vector<ErrorRow> rows = random_rows();
   EXPECT_GE(rows.size(), 20u);
   run_rows(rows);

@@ -295,7 +295,7 @@ std::vector<ErrorRow> transform_rows() {
   };
 }
 
-TEST(TransformErrors, EveryErrorRowThrowsATypedErrorNamingTheFix) {
+TEST(TransformErrors, EveryBadCallThrowsATypedErrorNamingTheFix) {
   std::vector<ErrorRow> rows = transform_rows();
   EXPECT_GE(rows.size(), 20u);
   run_rows(rows);
