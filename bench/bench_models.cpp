@@ -62,12 +62,15 @@ void BM_cnn_train_step(benchmark::State& st) {
   Array root = jr::PRNGKey(3);
   uint32_t t = 0;
   for (int i = 0; i < 3; ++i) s = step(s, x, y, jr::fold_in(root, t++)).first;  // compile, warm up
+  const double flops = step.lower(s, x, y, root).compile().cost_analysis().flops;  // the cached program
   for (auto _ : st) {
     auto [next, loss] = step(s, x, y, jr::fold_in(root, t++));
     s = std::move(next);
     benchmark::DoNotOptimize(loss.item<float>());
   }
   st.counters["images/s"] = benchmark::Counter(double(batch), benchmark::Counter::kIsIterationInvariantRate);
+  st.counters["GFLOP/step"] = flops * 1e-9;
+  st.counters["FLOP/s"] = benchmark::Counter(flops, benchmark::Counter::kIsIterationInvariantRate);
 }
 BENCHMARK(BM_cnn_train_step)->ArgName("batch")->Arg(32)->Arg(128)->Unit(benchmark::kMillisecond)->UseRealTime();
 
@@ -112,12 +115,15 @@ void BM_resnet_train_step(benchmark::State& st) {
                                                    variables["batch_stats"]);
   auto step = jx::jit(resnet_step, {.donate_argnums = {0}, .name = "resnet_train_step"});
   for (int i = 0; i < 3; ++i) s = step(s, x, y).first;
+  const double flops = step.lower(s, x, y).compile().cost_analysis().flops;
   for (auto _ : st) {
     auto [next, loss] = step(s, x, y);
     s = std::move(next);
     benchmark::DoNotOptimize(loss.item<float>());
   }
   st.counters["images/s"] = benchmark::Counter(double(batch), benchmark::Counter::kIsIterationInvariantRate);
+  st.counters["GFLOP/step"] = flops * 1e-9;
+  st.counters["FLOP/s"] = benchmark::Counter(flops, benchmark::Counter::kIsIterationInvariantRate);
 }
 BENCHMARK(BM_resnet_train_step)->ArgName("batch")->Arg(32)->Arg(128)->Unit(benchmark::kMillisecond)->UseRealTime();
 

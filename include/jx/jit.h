@@ -25,6 +25,8 @@
 //   using one afterwards is an error. Donation applies to top-level (eager) calls only.
 // - Under another transformation (grad, vmap, an enclosing jit, a scan body) the call
 //   becomes a `pjit` equation holding f's jaxpr, which those transformations then transform.
+// - jit(f).lower(args...).compile() traces and compiles ahead of time, with the program's
+//   text, generated source, cost and memory analyses (jx/aot.h).
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -36,8 +38,10 @@
 #include <utility>
 #include <vector>
 
+#include "jx/aot.h"
 #include "jx/array.h"
 #include "jx/error.h"
+#include "jx/jit_detail.h"
 #include "jx/tree.h"
 
 namespace jx {
@@ -67,91 +71,6 @@ void clear_jit_cache();  // drops every entry
 void set_jit_cache_bytes(int64_t bytes);
 int64_t jit_cache_bytes();
 
-// jx::static_arg(v): v is passed to f as it is and is part of the cache key (JAX's
-// static_argnums for one argument), whatever its type.
-template <class T>
-struct StaticArg {
-  T value;
-};
-template <class T>
-StaticArg<std::decay_t<T>> static_arg(T&& v) {
-  return {std::forward<T>(v)};
-}
-// jx::traced(v): a C++ number as a traced weak scalar (int32 or float32), e.g. a step count
-// that should not recompile.
-template <class T, std::enable_if_t<std::is_arithmetic_v<T>, int> = 0>
-Array traced(T v) {
-  return Array(v);
-}
-
-namespace jit_detail {
-
-// What f receives for a call argument of type T, and how.
-template <class T>
-struct Arg {
-  using traced = T;  // what f receives when floating scalars are traced
-  static const T& trace(const T& v) { return v; }
-  static const T& plain_value(const T& v) { return v; }
-};
-template <class T>
-  requires std::is_floating_point_v<T>
-struct Arg<T> {
-  using traced = Array;
-  static Array trace(T v) { return Array(v); }
-  static T plain_value(T v) { return v; }
-};
-template <class T>
-struct Arg<StaticArg<T>> {
-  using traced = T;
-  static const T& trace(const StaticArg<T>& v) { return v.value; }
-  static const T& plain_value(const StaticArg<T>& v) { return v.value; }
-};
-
-class JitCore;
-
-// A non-owning reference to a callable (no allocation on the fast path).
-template <class Sig>
-class FnRef;
-template <class R, class... A>
-class FnRef<R(A...)> {
- public:
-  template <class F, class = std::enable_if_t<!std::is_same_v<std::decay_t<F>, FnRef>>>
-  FnRef(F& f) : obj_(&f), call_([](void* o, A... a) -> R { return (*static_cast<F*>(o))(a...); }) {}
-  R operator()(A... a) const { return call_(obj_, a...); }
-
- private:
-  void* obj_;
-  R (*call_)(void*, A...);
-};
-
-// Traces the user's function on the given leaves (tracers) of arguments structured as
-// `in_def` and returns the result leaves, storing the result TreeDef in *out_def.
-using TraceFn =
-    FnRef<std::vector<Array>(const std::vector<Array>&, const tree::TreeDef&, tree::TreeDef*)>;
-
-// The arguments as one tuple pytree, flattened without copying them.
-template <class... Args>
-std::pair<std::vector<Array>, tree::TreeDef> flatten_args(const Args&... args) {
-  std::vector<tree::detail::Node> nodes;
-  nodes.reserve(8);
-  std::string pool;
-  std::vector<Array> leaves;
-  tree::detail::Builder b(nodes, pool, &leaves);
-  size_t root = b.open(tree::NodeKind::Tuple);
-  (tree::detail::flatten_node(args, b), ...);
-  b.close(root, sizeof...(Args));
-  return {std::move(leaves), tree::detail::Builder::finish(nodes, std::move(pool))};
-}
-
-std::shared_ptr<JitCore> make_core(JitOptions opts);
-bool disabled();
-// The whole call path: cache lookup, tracing on a miss, compile, run (or bind pjit under a
-// trace). `leaves` may be consumed (donation). *out_def is set to the results' structure.
-std::vector<Array> call(JitCore& core, tree::TreeDef&& in_def, std::vector<Array>& leaves,
-                        TraceFn trace, std::shared_ptr<const tree::TreeDef>* out_def);
-
-}  // namespace jit_detail
-
 // The callable jit returns. Copies share one cache.
 template <class F>
 class Jitted {
@@ -167,23 +86,51 @@ class Jitted {
       return call(Arg<Args>::plain_value(args)...);
   }
 
+  // Traces f for these arguments' types without running it (jx/aot.h): the result's
+  // compile() builds the executable, which then serves calls of this function too.
+  template <class... Args>
+  auto lower(const Args&... args) const {
+    using jit_detail::Arg;
+    if constexpr (std::is_invocable_v<const F&, const typename Arg<Args>::traced&...>)
+      return lower_as(Arg<Args>::trace(args)...);
+    else
+      return lower_as(Arg<Args>::plain_value(args)...);
+  }
+
  private:
+  // Calls f on traced leaves of arguments of types Args; R is f's result type.
+  template <class R, class... Args>
+  struct Tracer {
+    const F& f;
+    std::vector<Array> operator()(const std::vector<Array>& xs, const tree::TreeDef& in_def,
+                                  tree::TreeDef* out_def) const {
+      using In = std::tuple<std::decay_t<Args>...>;
+      // Rebuilt from the TreeDef: static leaves come back with their values.
+      auto out = tree::flatten(R(std::apply(f, tree::unflatten<In>(in_def, xs))));
+      *out_def = std::move(out.second);
+      return std::move(out.first);
+    }
+  };
+
   template <class... Args>
   auto call(const Args&... args) const {
     using R = std::decay_t<std::invoke_result_t<const F&, const Args&...>>;
     if (jit_detail::disabled()) return R(f_(args...));
-    using In = std::tuple<std::decay_t<Args>...>;
     auto flat = jit_detail::flatten_args(args...);
-    auto trace = [this](const std::vector<Array>& xs, const tree::TreeDef& in_def, tree::TreeDef* out_def) {
-      // Rebuilt from the TreeDef: static leaves come back with their values.
-      auto out = tree::flatten(R(std::apply(f_, tree::unflatten<In>(in_def, xs))));
-      *out_def = std::move(out.second);
-      return std::move(out.first);
-    };
+    Tracer<R, Args...> trace{f_};
     std::shared_ptr<const tree::TreeDef> out_def;
     std::vector<Array> outs = jit_detail::call(*core_, std::move(flat.second), flat.first,
                                                jit_detail::TraceFn(trace), &out_def);
     return tree::unflatten<R>(*out_def, std::move(outs));
+  }
+
+  template <class... Args>
+  auto lower_as(const Args&... args) const {
+    using R = std::decay_t<std::invoke_result_t<const F&, const Args&...>>;
+    auto flat = jit_detail::flatten_args(args...);
+    Tracer<R, Args...> trace{f_};
+    return Lowered<R, std::decay_t<Args>...>(
+        jit_detail::lower(core_, std::move(flat.second), flat.first, jit_detail::TraceFn(trace)));
   }
 
   F f_;

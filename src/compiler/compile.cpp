@@ -40,6 +40,7 @@ std::string plan_program(Program& p, const std::string& name, bool kernels) {
   if (!why.empty()) return why;
   p.library = std::move(b.library);
   p.extra_libraries = controls.extra_libraries();
+  p.source = std::move(src);
   return {};
 }
 

@@ -9,8 +9,11 @@
 #include <vector>
 
 #include "ir/jaxpr.h"
+#include "jx/aot.h"
 
 namespace jx::compiler {
+
+struct Program;
 
 struct CompileOptions {
   std::string name = "jit";   // for logs and dump file names
@@ -25,7 +28,16 @@ class Executable {
   virtual std::vector<Array> run(std::span<const Array> args) const = 0;
   // One line per step (fused kernel or library call), for logs and tests.
   virtual std::string describe() const = 0;
+  // What the executable was built from (ahead-of-time inspection, jx/aot.h).
+  virtual const Program& program() const = 0;
+  // Bytes of arguments, outputs, constants, the peak of intermediates under the buffer
+  // plan, and of the loaded kernels (JAX's Compiled.memory_analysis()).
+  virtual MemoryAnalysis memory_analysis() const = 0;
 };
+
+// FLOPs, transcendental operations and bytes accessed of each step of the program and in
+// all (JAX's Compiled.cost_analysis(); analysis.cpp says how each primitive counts).
+CostAnalysis cost_analysis(const Program& p);
 
 std::shared_ptr<const Executable> compile(const ir::Jaxpr& j, const CompileOptions& opts);
 

@@ -2,6 +2,7 @@
 #include "compiler/executable.h"
 
 #include <algorithm>
+#include <filesystem>
 
 #include "core/array_impl.h"
 #include "ops/common.h"
@@ -69,6 +70,8 @@ class PlannedExecutable : public Executable {
   }
 
   std::string describe() const override { return description_; }
+  const Program& program() const override { return p_; }
+  MemoryAnalysis memory_analysis() const override;
 
  private:
   struct Step {
@@ -190,6 +193,50 @@ class PlannedExecutable : public Executable {
     }
   }
 };
+
+// Replays the buffer plan: an intermediate is alive from its step to its release. Control
+// steps' own arenas (loop bodies) are not counted; aliasing library outputs (a reshape's
+// view) are counted as buffers, so temp_bytes is an upper bound.
+MemoryAnalysis PlannedExecutable::memory_analysis() const {
+  const ir::Jaxpr& j = p_.jaxpr;
+  auto slot_bytes = [&](int slot) -> int64_t {
+    const bool var = size_t(slot) < j.avals.size();
+    const Aval a = var ? j.avals[size_t(slot)] : ops::aval_of(init_env_[size_t(slot)]);
+    return a.shape.numel() * int64_t(itemsize(a.dtype));
+  };
+  MemoryAnalysis m;
+  for (int v : j.invars) m.argument_bytes += slot_bytes(v);
+  for (int v : j.constvars) m.constant_bytes += slot_bytes(v);
+  std::vector<bool> returned(init_env_.size(), false);
+  for (int slot : out_slots_) {
+    if (returned[size_t(slot)]) continue;
+    returned[size_t(slot)] = true;
+    m.output_bytes += slot_bytes(slot);
+  }
+  std::vector<bool> temp(init_env_.size(), false);
+  int64_t live = 0;
+  for (const Step& s : steps_) {
+    for (size_t k = 0; k < s.out_slots.size(); ++k) {
+      const int slot = s.out_slots[k];
+      if (s.donor[k] >= 0) m.alias_bytes += slot_bytes(slot);
+      if (returned[size_t(slot)] || temp[size_t(slot)]) continue;
+      temp[size_t(slot)] = true;
+      live += slot_bytes(slot);
+    }
+    m.temp_bytes = std::max(m.temp_bytes, live);
+    for (int slot : s.release)
+      if (temp[size_t(slot)]) live -= slot_bytes(slot);
+  }
+  std::error_code ec;
+  std::vector<const SharedLibrary*> libs;
+  if (p_.library) libs.push_back(p_.library.get());
+  for (const auto& l : p_.extra_libraries) libs.push_back(l.get());
+  for (const SharedLibrary* l : libs) {
+    const auto n = std::filesystem::file_size(l->path(), ec);
+    if (!ec) m.generated_code_bytes += int64_t(n);
+  }
+  return m;
+}
 
 }  // namespace
 

@@ -31,6 +31,7 @@ struct Program {
   std::vector<std::shared_ptr<const ControlDriver>> controls;
   std::vector<bool> donate;                // per invar
   std::string header;                      // first line of describe(), e.g. why interpreted
+  std::string source;                      // the generated C++ (empty when interpreted)
 };
 
 std::shared_ptr<const Executable> make_executable(Program p);

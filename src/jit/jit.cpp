@@ -18,51 +18,7 @@
 
 namespace jx::jit_detail {
 
-// One per jit(f): its options, its id in the cache, and the signatures it has seen (to
-// explain the next miss).
-class JitCore {
- public:
-  explicit JitCore(JitOptions o) : opts(std::move(o)), id(next_id().fetch_add(1) + 1) {
-    if (opts.name.empty()) opts.name = "<lambda>";
-    for (int a : opts.donate_argnums)
-      if (a < 0)
-        throw ValueError(str("[jit] donate_argnums holds ", a, " for '", opts.name,
-                             "'; give non-negative argument indices"));
-  }
-  ~JitCore() { JitCache::get().erase_owner(id); }
-
-  JitOptions opts;
-  const uint64_t id;
-  std::mutex mu;
-  std::deque<std::shared_ptr<const CacheKey>> seen;  // most recent first
-  static constexpr size_t kHistory = 8;
-
-  void remember(const CacheKey& key) {
-    std::lock_guard<std::mutex> g(mu);
-    seen.push_front(std::make_shared<const CacheKey>(key));
-    if (seen.size() > kHistory) seen.pop_back();
-  }
-
- private:
-  static std::atomic<uint64_t>& next_id() {
-    static std::atomic<uint64_t> n{0};
-    return n;
-  }
-};
-
 namespace {
-
-// The program of one signature: the traced jaxpr and, once compiled, its executable.
-struct SignatureEntry : Entry {
-  std::shared_ptr<const ir::Jaxpr> jaxpr;  // invars: [consts..., leaves...]
-  Arrays consts;
-  std::shared_ptr<const tree::TreeDef> out_def;
-  std::atomic<bool> ready{false};
-  std::once_flag compiled_once;
-  std::shared_ptr<const compiler::Executable> exe;  // consts bound as constvars
-  std::vector<bool> donate;                          // per leaf
-  std::vector<bool> consumes;  // per leaf: a PRNG key the program consumes (debug_key_reuse)
-};
 
 std::string aval_text(const ops::Aval& a) {
   return ops::aval_str(a) + (a.weak ? "{weak_type=True}" : "");
@@ -73,6 +29,8 @@ std::string aval_text(const ops::Aval& a) {
 int64_t config_bits() {
   return (config::threefry_partitionable ? 1 : 0) | (config::debug_key_reuse ? 2 : 0);
 }
+
+}  // namespace
 
 CacheKey signature_key(const JitCore& core, tree::TreeDef&& def, const std::vector<Array>& leaves) {
   CacheKey k;
@@ -124,6 +82,8 @@ std::vector<std::string> differences(const CacheKey& before, const CacheKey& now
   return d;
 }
 
+namespace {
+
 // Why `key` missed: compared with the closest signature seen before.
 std::string explain_miss(JitCore& core, const CacheKey& key) {
   std::vector<std::string> best;
@@ -144,11 +104,15 @@ std::string explain_miss(JitCore& core, const CacheKey& key) {
   return s;
 }
 
+}  // namespace
+
 std::string signature_text(const CacheKey& key) {
   std::string s = "(";
   for (size_t i = 0; i < key.avals.size(); ++i) s += (i ? ", " : "") + aval_text(key.avals[i]);
   return s + ")";
 }
+
+namespace {
 
 // Traces the user's function at the key's leaf types, with the current trace as parent;
 // `consumes` gets the leaves that the function consumes as PRNG keys (debug_key_reuse).
@@ -223,6 +187,8 @@ Array take_donated(const Array& x, const std::vector<Array>& leaves, size_t self
   return Array(std::move(fresh));
 }
 
+}  // namespace
+
 std::vector<Array> run_entry(JitCore& core, SignatureEntry& e, std::vector<Array>& leaves) {
   bool any_donated = false;
   for (bool d : e.donate) any_donated = any_donated || d;
@@ -239,7 +205,37 @@ std::vector<Array> run_entry(JitCore& core, SignatureEntry& e, std::vector<Array
   return run_checked(*e.exe, args, *e.jaxpr, rerun_args, core.opts.name);
 }
 
-}  // namespace
+std::shared_ptr<SignatureEntry> traced_entry(JitCore& core, const CacheKey& key, TraceFn fn, std::string* why) {
+  JitCache& cache = JitCache::get();
+  auto e = cache.get_or_create<SignatureEntry>(key, true);
+  try {
+    std::call_once(e->filled, [&] {
+      if (config::log_compiles) *why = explain_miss(core, key);
+      tr::TracedJaxpr t = trace(key, fn, &e->out_def, &e->consumes);
+      e->jaxpr = std::make_shared<const ir::Jaxpr>(std::move(t.jaxpr));
+      e->consts = std::move(t.consts);
+      e->donate = donated_leaves(core, key.def);
+      core.remember(key);
+      e->ready = true;
+    });
+  } catch (...) {
+    cache.erase(key, e.get());
+    throw;
+  }
+  return e;
+}
+
+void compile_once(JitCore& core, SignatureEntry& e, const CacheKey& key, std::string why) {
+  try {
+    std::call_once(e.compiled_once, [&] {
+      if (why.empty()) why = "first call (traced under a transformation before)";
+      compile_entry(core, e, key, why);
+    });
+  } catch (...) {
+    JitCache::get().erase(key, &e);
+    throw;
+  }
+}
 
 std::shared_ptr<JitCore> make_core(JitOptions opts) { return std::make_shared<JitCore>(std::move(opts)); }
 
@@ -258,27 +254,9 @@ std::vector<Array> call(JitCore& core, tree::TreeDef&& in_def, std::vector<Array
   JitCache& cache = JitCache::get();
 
   if (eager) {
-    bool created = false;
-    auto e = cache.get_or_create<SignatureEntry>(key, true, &created);
     std::string why;
-    try {
-      std::call_once(e->filled, [&] {
-        if (config::log_compiles) why = explain_miss(core, key);
-        tr::TracedJaxpr t = trace(key, fn, &e->out_def, &e->consumes);
-        e->jaxpr = std::make_shared<const ir::Jaxpr>(std::move(t.jaxpr));
-        e->consts = std::move(t.consts);
-        e->donate = donated_leaves(core, key.def);
-        core.remember(key);
-        e->ready = true;
-      });
-      std::call_once(e->compiled_once, [&] {
-        if (why.empty()) why = "first call (traced under a transformation before)";
-        compile_entry(core, *e, key, why);
-      });
-    } catch (...) {
-      cache.erase(key, e.get());
-      throw;
-    }
+    std::shared_ptr<SignatureEntry> e = traced_entry(core, key, fn, &why);
+    compile_once(core, *e, key, std::move(why));
     *out_def = e->out_def;
     // JAX: a jitted function that consumes a key argument consumes the caller's key.
     if (config::debug_key_reuse)
