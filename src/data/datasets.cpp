@@ -95,7 +95,17 @@ std::pair<Array, Array> Batches::operator[](int64_t i) const {
 Batches batches(const Array& x, const Array& y, int64_t batch_size, const Array& key,
                 BatchOptions options) {
   check_batch_args(x, y, batch_size);  // before the permutation, which would fail less clearly
-  Array order = random::permutation(key, Array(x.shape()[0]));
+  Array order;
+  // The user called batches: say so in front of the sampler's own message.
+  try {
+    order = random::permutation(key, Array(x.shape()[0]));
+  } catch (const DTypeError& e) {
+    throw DTypeError(str("[batches] the shuffle key: ", e.what()));
+  } catch (const ShapeError& e) {
+    throw ShapeError(str("[batches] the shuffle key: ", e.what()));
+  } catch (const ValueError& e) {
+    throw ValueError(str("[batches] the shuffle key: ", e.what()));
+  }
   return Batches(x, y, batch_size, std::move(order), options.drop_last);
 }
 

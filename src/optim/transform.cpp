@@ -7,6 +7,7 @@
 
 #include "jx/lax.h"
 #include "jx/numpy.h"
+#include "optim/transforms_more_common.h"
 #include "support/str.h"
 
 namespace jx::optim {
@@ -175,8 +176,8 @@ GradientTransformation scale_by_adam(const AdamOptions& o) {
                         {"nu", detail::map([](const Array& p) { return jnp::zeros_like(p); }, params)}};
           },
           [o](const Tree& updates, const Tree& state, const Tree&) {
-            const Tree& mu0 = field(state, "mu", "scale_by_adam");
-            const Tree& nu0 = field(state, "nu", "scale_by_adam");
+            const Tree& mu0 = more::field_like(state, "mu", "scale_by_adam", updates);
+            const Tree& nu0 = more::field_like(state, "nu", "scale_by_adam", updates);
             const Array& count = field(state, "count", "scale_by_adam").array();
             // optax's update_moment / update_moment_per_elem_norm.
             Tree mu = detail::map2([&](const Array& g, const Array& m) { return g * (1.0 - o.b1) + m * o.b1; },
@@ -228,7 +229,7 @@ GradientTransformation trace(double decay, bool nesterov, std::optional<DType> a
           },
           [decay, nesterov, accumulator_dtype](const Tree& updates, const Tree& state, const Tree&) {
             auto f = [&](const Array& g, const Array& t) { return g + t * decay; };
-            Tree new_trace = detail::map2(f, updates, field(state, "trace", "trace"));
+            Tree new_trace = detail::map2(f, updates, more::field_like(state, "trace", "trace", updates));
             Tree u = nesterov ? detail::map2(f, updates, new_trace) : new_trace;
             if (accumulator_dtype)
               new_trace = detail::map([&](const Array& t) { return t.astype(*accumulator_dtype); }, new_trace);

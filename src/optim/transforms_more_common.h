@@ -1,4 +1,4 @@
-// Tree helpers shared by transforms_more.cpp and transforms_more_misc.cpp (private to optim).
+// Tree helpers shared by the optimizers (transform.cpp, transforms_more*.cpp; private to optim).
 #pragma once
 #include <functional>
 #include <optional>

@@ -87,7 +87,7 @@ std::vector<ErrorRow> data_rows(const std::string& dir) {
                       [] {
                         jx::data::batches(jnp::zeros({4, 2}), jnp::zeros({4}), 2, jnp::zeros({3}));
                       },
-                      {"[permutation]", "f32[3]", "uint32[2]", "PRNGKey"}),
+                      {"[batches] the shuffle key: [permutation]", "f32[3]", "uint32[2]", "PRNGKey"}),
       row<IndexError>("batch index out of range",
                       [] {
                         jx::data::batches(jnp::zeros({4, 2}), jnp::zeros({4}), 2)[2];

@@ -66,6 +66,20 @@ std::vector<ErrorRow> optim_rows() {
                                      {"[optim.scale_by_adam]", "no field \"mu\"",
                                       "the state this transformation's init returned"}));
   rows.push_back(row<jx::ValueError>(
+      "adam: the state of other params",
+      [] {
+        Tree state = optim::adam(1e-3).init(Tree{{"w", f32({1, 2})}, {"b", f32({0})}});
+        optim::adam(1e-3).update(params(), state, params());
+      },
+      {"[optim.scale_by_adam]", "the state's \"mu\"", "params shaped like these updates"}));
+  rows.push_back(row<jx::ValueError>(
+      "sgd momentum: the state of other params",
+      [] {
+        Tree state = optim::sgd(0.1, {.momentum = 0.9}).init(Tree{{"w", f32({1, 2})}, {"b", f32({0})}});
+        optim::sgd(0.1, {.momentum = 0.9}).update(params(), state, params());
+      },
+      {"[optim.trace]", "the state's \"trace\"", "params shaped like these updates"}));
+  rows.push_back(row<jx::ValueError>(
       "chain: the state of a shorter chain",
       [] {
         Tree state = optim::chain(optim::clip_by_global_norm(1.0)).init(params());
