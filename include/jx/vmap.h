@@ -51,6 +51,9 @@ struct VmapOptions {
   AxisSpec in_axes = 0;
   AxisSpec out_axes = 0;
   int64_t axis_size = -1;  // needed when every in_axes is none
+  // Names the mapped axis for the collectives in f (jx/parallel.h): lax::psum(x, name)
+  // sums over the batch, lax::axis_index(name) is the batch index, as in jax.vmap.
+  std::string axis_name = {};
 };
 
 namespace ad {
@@ -66,7 +69,7 @@ std::vector<int> out_axes_for_leaves(const AxisSpec& spec, const tree::TreeDef& 
 std::vector<Array> vmap_flat(const FlatFn& f, const std::vector<Array>& args,
                              const std::vector<int>& in_dims,
                              const std::function<std::vector<int>(size_t)>& out_dims,
-                             int64_t axis_size);
+                             int64_t axis_size, const std::string& axis_name = {});
 }  // namespace ad
 
 template <class F>
@@ -88,7 +91,8 @@ auto vmap(F f, VmapOptions opts = {}) {
     };
     auto outs = ad::vmap_flat(
         flat, leaves, in_dims,
-        [&](size_t) { return ad::out_axes_for_leaves(opts.out_axes, out_def); }, opts.axis_size);
+        [&](size_t) { return ad::out_axes_for_leaves(opts.out_axes, out_def); }, opts.axis_size,
+        opts.axis_name);
     return tree::unflatten<R>(out_def, outs);
   };
 }

@@ -11,7 +11,7 @@
 // elementwise equation whose operands are all splats (e.g. `2.0 * broadcast(3.0)`) is
 // evaluated once on 0-d operands and becomes a splat of the result.
 // Constvars that are splats themselves (a captured jnp::zeros) become splat equations.
-// Control flow, calls and effects are never folded, nor equations without operands
+// Control flow, calls, collectives and effects are never folded, nor equations without operands
 // (iota is as cheap to compute as to load). An evaluation that throws is left in the
 // program, to raise the same error when it runs.
 #include <cstring>
@@ -30,8 +30,9 @@ thread_local bool keep_closed = false;
 using ops::Prim;
 
 bool foldable(const ir::Eqn& e) {
+  // A collective needs the other replicas (it runs only where its axis is bound).
   return !e.inputs.empty() && ops::info(e.prim).fusion != ops::FusionKind::Control &&
-         !passes::has_effects(e) && !passes::is_splat_eqn(e);
+         !ops::info(e.prim).collective && !passes::has_effects(e) && !passes::is_splat_eqn(e);
 }
 
 // Whether every element of a concrete array has the same bytes.

@@ -14,6 +14,7 @@
 #include "jx/config.h"
 #include "jx/lax.h"
 #include "ops/batching.h"
+#include "ops/collective.h"
 #include "ops/common.h"
 #include "transforms/ad.h"
 #include "transforms/bind.h"
@@ -270,7 +271,11 @@ ops::batching::BatchResult pjit_batch(std::span<const Array> in, std::span<const
     batched.push_back(dims[i] != kNotMapped);
     args.push_back(dims[i] == kNotMapped ? in[i] : ops::batching::move_bdim(in[i], dims[i], 0));
   }
-  auto e = memo<TracedEntry>(memo_key(EntryKind::Batch, j, batched, size), [&](TracedEntry& t) {
+  // A vmap with an axis name batches collectives over that name differently: key on it.
+  int64_t key_extra = size;
+  if (const std::string& axis = ops::collective::rule_axis().name; !axis.empty())
+    key_extra ^= int64_t(std::hash<std::string>()(axis) | 1) << 24;
+  auto e = memo<TracedEntry>(memo_key(EntryKind::Batch, j, batched, key_extra), [&](TracedEntry& t) {
     auto [traced, out_batched] = tr::batch_jaxpr(*j, size, batched, {});
     t.set(std::move(traced));
     t.out_batched = std::move(out_batched);

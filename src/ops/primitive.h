@@ -86,6 +86,9 @@ struct PrimitiveInfo {
   // Explicit opt-outs that satisfy check_registry.
   bool not_linear = false;         // no transpose rule needed
   bool zero_tangent = false;       // integer/bool outputs: tangent is always zero
+  // A collective over a named axis (ops/collective.h): vmap calls its batching rule even
+  // when no operand is batched, and constant folding never evaluates it.
+  bool collective = false;
 };
 
 const PrimitiveInfo& info(Prim p);

@@ -19,6 +19,7 @@ void register_dot();
 void register_conv();
 void register_windowed();
 void register_random();
+void register_collective();
 void register_ad();
 void register_control();  // src/control
 void register_custom();   // src/control
@@ -57,6 +58,7 @@ void register_all() {
   register_conv();
   register_windowed();
   register_random();
+  register_collective();
   register_ad();
   register_control();
   register_custom();

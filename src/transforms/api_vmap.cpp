@@ -123,8 +123,8 @@ std::vector<int> out_axes_for_leaves(const AxisSpec& spec, const tree::TreeDef& 
 std::vector<Array> vmap_flat(const FlatFn& f, const std::vector<Array>& args,
                              const std::vector<int>& in_dims,
                              const std::function<std::vector<int>(size_t)>& out_dims,
-                             int64_t axis_size) {
-  return tr::vmap_flat(f, args, in_dims, out_dims, axis_size);
+                             int64_t axis_size, const std::string& axis_name) {
+  return tr::vmap_flat(f, args, in_dims, out_dims, axis_size, axis_name);
 }
 
 }  // namespace ad

@@ -1,6 +1,9 @@
 #include "transforms/batching.h"
 
+#include <optional>
+
 #include "ops/batching.h"
+#include "ops/collective.h"
 #include "ops/common.h"
 #include "transforms/bind.h"
 
@@ -25,7 +28,8 @@ Aval unbatched_aval(const Array& v, int bdim) {
 
 class BatchTrace : public Trace, public std::enable_shared_from_this<BatchTrace> {
  public:
-  BatchTrace(Trace* parent, int64_t size) : Trace(parent), size_(size) {}
+  BatchTrace(Trace* parent, int64_t size, std::string axis_name)
+      : Trace(parent), size_(size), axis_name_(std::move(axis_name)) {}
   const char* kind() const override { return "vmap"; }
   int64_t size() const { return size_; }
 
@@ -49,13 +53,16 @@ class BatchTrace : public Trace, public std::enable_shared_from_this<BatchTrace>
       dims.push_back(d);
       any = any || d != kNotMapped;
     }
-    if (!any) return bind_with(parent(), p, vals, params);
     const ops::PrimitiveInfo& pi = ops::info(p);
+    // A collective over this trace's axis name depends on the batch even with no batched
+    // operand (axis_index has none), so its rule always runs.
+    if (!any && !pi.collective) return bind_with(parent(), p, vals, params);
     if (!pi.batch)
       throw ValueError(str("[vmap] batching of '", ops::name(p), "' is not implemented in jx yet"));
     std::pair<Arrays, std::vector<int>> r;
     {
       CurrentTraceGuard g(parent());
+      ops::collective::RuleAxisScope axis(axis_name_, size_);
       r = pi.batch(vals, dims, params);
     }
     Arrays outs;
@@ -65,6 +72,7 @@ class BatchTrace : public Trace, public std::enable_shared_from_this<BatchTrace>
 
  private:
   int64_t size_;
+  std::string axis_name_;  // empty: no named axis
 };
 
 int64_t infer_size(const Arrays& args, const std::vector<int>& in_dims, int64_t axis_size) {
@@ -86,9 +94,10 @@ int64_t infer_size(const Arrays& args, const std::vector<int>& in_dims, int64_t 
 }
 
 std::pair<std::shared_ptr<BatchTrace>, Arrays> run(const FlatFn& f, const Arrays& args,
-                                                   const std::vector<int>& in_dims, int64_t size) {
+                                                   const std::vector<int>& in_dims, int64_t size,
+                                                   const std::string& axis_name) {
   JX_CHECK(args.size() == in_dims.size(), "vmap: ", args.size(), " args, ", in_dims.size(), " dims");
-  auto trace = std::make_shared<BatchTrace>(current_trace(), size);
+  auto trace = std::make_shared<BatchTrace>(current_trace(), size, axis_name);
   Arrays in;
   for (size_t i = 0; i < args.size(); ++i) {
     int d = in_dims[i];
@@ -101,6 +110,9 @@ std::pair<std::shared_ptr<BatchTrace>, Arrays> run(const FlatFn& f, const Arrays
   Arrays outs;
   {
     CurrentTraceGuard g(trace.get());
+    // While f is traced its collectives may name the axis (and pmean asks its size).
+    std::optional<ops::collective::AxisScope> named;
+    if (!axis_name.empty()) named.emplace(ops::collective::NamedAxis{axis_name, size, -1, nullptr});
     outs = f(in);
   }
   trace->deactivate();
@@ -113,7 +125,10 @@ std::pair<Arrays, std::vector<int>> vmap_flat_dims(const FlatFn& f, const Arrays
                                                    const std::vector<int>& in_dims,
                                                    int64_t axis_size) {
   int64_t size = infer_size(args, in_dims, axis_size);
-  auto [trace, outs] = run(f, args, in_dims, size);
+  // Called by the batching rules of higher-order primitives: their bodies are batched over
+  // the axis of the vmap whose rule is running, so collectives inside keep its name.
+  const ops::collective::RuleAxis& rule = ops::collective::rule_axis();
+  auto [trace, outs] = run(f, args, in_dims, size, rule.size == size ? rule.name : std::string());
   Arrays vals;
   std::vector<int> dims;
   for (const Array& o : outs) {
@@ -125,9 +140,10 @@ std::pair<Arrays, std::vector<int>> vmap_flat_dims(const FlatFn& f, const Arrays
 }
 
 Arrays vmap_flat(const FlatFn& f, const Arrays& args, const std::vector<int>& in_dims,
-                 const std::function<std::vector<int>(size_t)>& out_dims, int64_t axis_size) {
+                 const std::function<std::vector<int>(size_t)>& out_dims, int64_t axis_size,
+                 const std::string& axis_name) {
   int64_t size = infer_size(args, in_dims, axis_size);
-  auto [trace, outs] = run(f, args, in_dims, size);
+  auto [trace, outs] = run(f, args, in_dims, size, axis_name);
   std::vector<int> want = out_dims(outs.size());
   JX_CHECK(want.size() == outs.size(), "vmap: out_dims has ", want.size(), " entries for ",
            outs.size(), " outputs");

@@ -1,0 +1,189 @@
+// Devices, pmap and the collectives over a named axis (jax.devices, jax.pmap, jax.lax.psum
+// and kin). See docs/distributed.md.
+//
+//   // JX_NUM_CPU_DEVICES=2 (or jx::set_cpu_device_count(2) before the first use)
+//   auto step = jx::pmap([](const Tree& params, const Array& x, const Array& y) {
+//     Tree grads = jx::grad(loss)(params, x, y);
+//     return jx::lax::pmean(grads, "batch");    // the same average on every replica
+//   }, {.axis_name = "batch", .in_axes = {jx::none, 0, 0}});
+//   Tree g = step(params, xs, ys);   // xs: [2, per-device batch, ...]; g's leaves: [2, ...]
+//
+// pmap(f) maps f over axis 0 of its (mapped) arguments like vmap, but runs each index as a
+// replica on its own CPU device: a thread with its share of the cores, running f jitted
+// (traced and compiled once per argument signature for all replicas), the collectives
+// exchanging values between the replicas' threads. The axis size may not exceed
+// local_device_count(). Under another transformation (grad, jit, vmap of a pmap) pmap is
+// the vmap with the same axis name: the same values, computed as one batched program, so
+// it composes with everything (grad of a pmapped loss equals the single-device grad).
+//
+// Collectives name the axis they work over; outside a pmap or vmap that binds that name
+// they throw ValueError. As in classic JAX, the transpose of psum is psum: inside a
+// replica, grad of psum(loss) counts the loss of every replica (n times the gradient of
+// one); average gradients with pmean after grad instead.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "jx/array.h"
+#include "jx/jit.h"
+#include "jx/tree.h"
+#include "jx/vmap.h"
+
+namespace jx {
+
+// A CPU device of this process (devices of other processes come with multi-process runs).
+struct Device {
+  int id = 0;
+  int process_index = 0;
+  std::string platform = "cpu";
+  std::string str() const;  // "TFRT_CPU_0"-like: "cpu:0"
+  friend bool operator==(const Device&, const Device&) = default;
+};
+std::vector<Device> devices();
+std::vector<Device> local_devices();
+int device_count();
+int local_device_count();
+// The number of CPU devices of this process (XLA's --xla_force_host_platform_device_count,
+// JAX's jax_num_cpu_devices). Default 1, or the environment's JX_NUM_CPU_DEVICES; each
+// device's replica gets max(1, cores / devices) OpenMP threads. Throws ValueError for n < 1.
+void set_cpu_device_count(int n);
+
+namespace lax {
+
+// Over the named axis of the enclosing pmap or vmap. psum converts bool to int32, as JAX.
+Array psum(const Array& x, const std::string& axis_name);
+Array pmean(const Array& x, const std::string& axis_name);
+Array pmax(const Array& x, const std::string& axis_name);
+Array pmin(const Array& x, const std::string& axis_name);
+// Every replica's x, stacked along `axis` (tiled: concatenated).
+Array all_gather(const Array& x, const std::string& axis_name, int64_t axis = 0, bool tiled = false);
+// psum, then this replica's slice along scatter_dimension (whose size is the axis size;
+// tiled: a multiple of it, and the replica gets its block).
+Array psum_scatter(const Array& x, const std::string& axis_name, int64_t scatter_dimension = 0,
+                   bool tiled = false);
+// Replica i receives slice i of split_axis from every replica, stacked along concat_axis
+// (untiled: split_axis has the axis size and disappears; concat_axis indexes the result).
+Array all_to_all(const Array& x, const std::string& axis_name, int64_t split_axis, int64_t concat_axis,
+                 bool tiled = false);
+// perm: (source, destination) pairs; a replica no pair sends to gets zeros.
+Array ppermute(const Array& x, const std::string& axis_name,
+               const std::vector<std::pair<int64_t, int64_t>>& perm);
+// This replica's index along the axis (int32 scalar).
+Array axis_index(const std::string& axis_name);
+// The named axis' size (JAX: psum(1, axis_name)).
+int64_t axis_size(const std::string& axis_name);
+
+// Pytrees of Arrays (gradients, metrics), leaf by leaf.
+template <class T>
+  requires(!std::is_convertible_v<const T&, const Array&>)
+T psum(const T& x, const std::string& axis_name) {
+  return tree::map([&](const Array& a) { return psum(a, axis_name); }, x);
+}
+template <class T>
+  requires(!std::is_convertible_v<const T&, const Array&>)
+T pmean(const T& x, const std::string& axis_name) {
+  return tree::map([&](const Array& a) { return pmean(a, axis_name); }, x);
+}
+
+}  // namespace lax
+
+struct PmapOptions {
+  std::string axis_name = {};  // what the collectives in f name; may stay empty without them
+  AxisSpec in_axes = 0;        // as vmap's: an int (0), jx::none, or a per-argument list
+  AxisSpec out_axes = 0;       // 0, or jx::none for results the same on every replica
+  std::string name = {};       // for logs and errors
+};
+
+namespace pmap_detail {
+
+using ReplicaFn = std::function<std::vector<Array>(int64_t replica, const std::vector<Array>& leaves)>;
+
+// Whether pmap must run as vmap: a trace is current or an argument is traced.
+bool under_transformation(const std::vector<Array>& leaves);
+// The mapped axis size, checked against the devices.
+int64_t axis_size(const PmapOptions& opts, const std::vector<Array>& leaves, const std::vector<int>& in_dims);
+// Runs replica(i, leaves of replica i) for every i on its own thread with the axis bound,
+// then stacks the results along out_dims(num_outputs) (an out dim of -1: replica 0's).
+std::vector<Array> run(const PmapOptions& opts, int64_t n, const std::vector<Array>& leaves,
+                       const std::vector<int>& in_dims, const ReplicaFn& replica,
+                       const std::function<std::vector<int>()>& out_dims);
+
+}  // namespace pmap_detail
+
+template <class F>
+class Pmapped {
+ public:
+  Pmapped(F f, PmapOptions opts)
+      : f_(std::move(f)),
+        opts_(std::move(opts)),
+        core_(jit_detail::make_core(JitOptions{.name = opts_.name.empty() ? "pmap" : opts_.name})) {}
+
+  template <class... Args>
+  auto operator()(const Args&... args) const {
+    using In = std::tuple<std::decay_t<Args>...>;
+    using R = std::decay_t<std::invoke_result_t<const F&, const Args&...>>;
+    auto [leaves, def] = tree::flatten(In(args...));
+    ad::check_in_axes_count(opts_.in_axes, sizeof...(Args));
+    std::vector<int> in_dims = ad::axes_for_leaves("in_axes", opts_.in_axes, def, leaves, 0);
+    if (pmap_detail::under_transformation(leaves))
+      return vmap(f_, {.in_axes = opts_.in_axes, .out_axes = opts_.out_axes, .axis_name = opts_.axis_name})(args...);
+    const int64_t n = pmap_detail::axis_size(opts_, leaves, in_dims);
+    std::shared_ptr<const tree::TreeDef> out_def;
+    std::mutex mu;
+    // One replica: its arguments rebuilt from its leaves, then f jitted (the axis size is a
+    // static argument, so the program of one axis size serves only that size).
+    pmap_detail::ReplicaFn replica = [&](int64_t, const std::vector<Array>& xs) {
+      In mine = tree::unflatten<In>(def, xs);
+      std::shared_ptr<const tree::TreeDef> od;
+      std::vector<Array> outs;
+      if (jit_detail::disabled()) {
+        auto flat = tree::flatten(R(std::apply(f_, mine)));
+        od = std::make_shared<const tree::TreeDef>(std::move(flat.second));
+        outs = std::move(flat.first);
+      } else {
+        auto flat = std::apply([&](const auto&... a) { return jit_detail::flatten_args(n, a...); }, mine);
+        Tracer<R, int64_t, std::decay_t<Args>...> trace{f_};
+        outs = jit_detail::call(*core_, std::move(flat.second), flat.first, jit_detail::TraceFn(trace), &od);
+      }
+      std::lock_guard<std::mutex> g(mu);
+      if (!out_def) out_def = od;
+      return outs;
+    };
+    std::vector<Array> outs = pmap_detail::run(opts_, n, leaves, in_dims, replica, [&] {
+      return ad::out_axes_for_leaves(opts_.out_axes, *out_def);
+    });
+    return tree::unflatten<R>(*out_def, std::move(outs));
+  }
+
+ private:
+  // f on traced leaves of (axis size, args...), the axis size dropped.
+  template <class R, class... Args>
+  struct Tracer {
+    const F& f;
+    std::vector<Array> operator()(const std::vector<Array>& xs, const tree::TreeDef& in_def,
+                                  tree::TreeDef* out_def) const {
+      auto in = tree::unflatten<std::tuple<Args...>>(in_def, xs);
+      auto out = tree::flatten(R(std::apply([&](int64_t, const auto&... a) { return f(a...); }, in)));
+      *out_def = std::move(out.second);
+      return std::move(out.first);
+    }
+  };
+
+  F f_;
+  PmapOptions opts_;
+  std::shared_ptr<jit_detail::JitCore> core_;
+};
+
+template <class F>
+Pmapped<std::decay_t<F>> pmap(F&& f, PmapOptions opts = {}) {
+  return Pmapped<std::decay_t<F>>(std::forward<F>(f), std::move(opts));
+}
+
+}  // namespace jx

@@ -1,0 +1,197 @@
+// Devices, pmap and the replica runner (include/jx/parallel.h). Each replica is a thread with
+// the pmap's axis bound to its index and a Rendezvous shared with the other replicas
+// (ops/collective.h); replica 0 runs on the calling thread. A replica that throws aborts
+// the rendezvous, so the others leave their collectives instead of waiting forever, and
+// the pmap call rethrows the first failure.
+#include <omp.h>
+
+#include <atomic>
+#include <climits>
+#include <cstdlib>
+#include <exception>
+#include <optional>
+#include <thread>
+
+#include "distributed/replicas.h"
+#include "jx/config.h"
+#include "jx/lax.h"
+#include "jx/parallel.h"
+#include "ops/collective.h"
+#include "support/str.h"
+#include "transforms/trace.h"
+
+namespace jx {
+namespace {
+
+std::atomic<int> g_cpu_devices{0};
+
+// The config flags a replica thread sees as the caller does (scoped overrides are per thread).
+struct ConfigSnapshot {
+  config::BoolFlag* flags[5] = {&config::threefry_partitionable, &config::disable_jit, &config::debug_nans,
+                                &config::log_compiles, &config::debug_key_reuse};
+  bool values[5] = {};
+  ConfigSnapshot() {
+    for (int k = 0; k < 5; ++k) values[k] = flags[k]->value();
+  }
+};
+
+
+int env_device_count() {
+  const char* v = std::getenv("JX_NUM_CPU_DEVICES");
+  if (!v || !*v) return 1;
+  char* end = nullptr;
+  const long n = std::strtol(v, &end, 10);
+  if (*end != '\0' || n < 1 || n > 4096)
+    throw ValueError(str("JX_NUM_CPU_DEVICES='", v, "' is not a device count; give an integer from 1 to 4096"));
+  return int(n);
+}
+
+}  // namespace
+
+std::string Device::str() const { return jx::str(platform, ":", id); }
+
+void set_cpu_device_count(int n) {
+  if (n < 1) throw ValueError(str("[set_cpu_device_count] ", n, " devices; give at least 1"));
+  g_cpu_devices = n;
+}
+
+int local_device_count() {
+  int n = g_cpu_devices.load();
+  if (n == 0) {
+    int expected = 0;
+    g_cpu_devices.compare_exchange_strong(expected, env_device_count());
+    n = g_cpu_devices.load();
+  }
+  return n;
+}
+
+int device_count() { return local_device_count(); }
+
+std::vector<Device> local_devices() {
+  std::vector<Device> d;
+  for (int i = 0; i < local_device_count(); ++i) d.push_back(Device{.id = i});
+  return d;
+}
+
+std::vector<Device> devices() { return local_devices(); }
+
+namespace pmap_detail {
+namespace {
+
+namespace cl = ops::collective;
+
+std::string pmap_name(const PmapOptions& opts) { return opts.name.empty() ? "pmap" : opts.name; }
+
+Array replica_slice(const Array& x, int d, int64_t i) {
+  if (d < 0) return x;
+  return lax::squeeze(lax::slice_in_dim(x, i, i + 1, 1, d), {d});
+}
+
+}  // namespace
+
+bool under_transformation(const std::vector<Array>& leaves) {
+  if (tr::current_trace() != nullptr) return true;
+  for (const Array& x : leaves)
+    if (x.valid() && !x.is_concrete()) return true;
+  return false;
+}
+
+int64_t axis_size(const PmapOptions& opts, const std::vector<Array>& leaves, const std::vector<int>& in_dims) {
+  int64_t n = -1;
+  for (size_t i = 0; i < leaves.size(); ++i) {
+    if (in_dims[i] < 0) continue;
+    const int64_t len = leaves[i].shape()[size_t(in_dims[i])];
+    if (n >= 0 && len != n)
+      throw ValueError(str("[pmap] '", pmap_name(opts), "': argument leaf ", i, " has size ", len, " along its axis ",
+                           in_dims[i], " but an earlier mapped argument has ", n,
+                           "; every mapped argument needs the same size (one slice per device)"));
+    n = len;
+  }
+  if (n < 0)
+    throw ValueError(str("[pmap] '", pmap_name(opts), "' maps no argument (every in_axes is none); map at least "
+                         "one argument over the devices"));
+  if (n < 1 || n > local_device_count())
+    throw ValueError(str("[pmap] '", pmap_name(opts), "' maps an axis of size ", n, " but this process has ",
+                         local_device_count(), " CPU device(s); set JX_NUM_CPU_DEVICES=", std::max<int64_t>(n, 1),
+                         " or call jx::set_cpu_device_count before the first use, or map fewer slices"));
+  return n;
+}
+
+std::vector<Array> run(const PmapOptions& opts, int64_t n, const std::vector<Array>& leaves,
+                       const std::vector<int>& in_dims, const ReplicaFn& replica,
+                       const std::function<std::vector<int>()>& out_dims) {
+  std::vector<std::vector<Array>> ins(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i)
+    for (size_t k = 0; k < leaves.size(); ++k) ins[size_t(i)].push_back(replica_slice(leaves[k], in_dims[k], i));
+  auto rendezvous = std::make_shared<cl::Rendezvous>(n);
+  std::vector<std::vector<Array>> outs = distributed_detail::run_replicas(
+      n, {rendezvous},
+      [&](int64_t i) {
+        std::vector<cl::NamedAxis> axes;
+        if (!opts.axis_name.empty()) axes.push_back(cl::NamedAxis{opts.axis_name, n, i, rendezvous});
+        return axes;
+      },
+      [&](int64_t i) { return replica(i, ins[size_t(i)]); });
+
+  const std::vector<int> dims = out_dims();
+  std::vector<Array> result;
+  for (size_t k = 0; k < outs[0].size(); ++k) {
+    const int d = dims[k];
+    if (d < -1000) {  // out_axes none: the value of replica 0 (the same on every replica)
+      result.push_back(outs[0][k]);
+      continue;
+    }
+    const int64_t rank = outs[0][k].ndim() + 1;
+    const int64_t at = d < 0 ? d + rank : d;
+    if (at < 0 || at >= rank)
+      throw IndexError(str("[pmap] '", pmap_name(opts), "': out_axes ", d, " is out of range for output leaf ", k,
+                           " of rank ", rank - 1));
+    std::vector<Array> parts;
+    for (int64_t i = 0; i < n; ++i) parts.push_back(lax::expand_dims(outs[size_t(i)][k], {at}));
+    result.push_back(lax::concatenate(parts, at));
+  }
+  return result;
+}
+
+}  // namespace pmap_detail
+
+namespace distributed_detail {
+
+std::vector<std::vector<Array>> run_replicas(
+    int64_t n, const std::vector<std::shared_ptr<ops::collective::Rendezvous>>& rendezvous,
+    const std::function<std::vector<ops::collective::NamedAxis>(int64_t)>& axes,
+    const std::function<std::vector<Array>(int64_t)>& body) {
+  namespace cl = ops::collective;
+  const int caller_threads = omp_get_max_threads();
+  const int share = std::max(1, caller_threads / int(n));
+  const ConfigSnapshot config;
+  std::vector<std::vector<Array>> outs(static_cast<size_t>(n));
+  std::vector<std::exception_ptr> errors(static_cast<size_t>(n));
+  std::atomic<int64_t> first_failure{-1};
+  auto replica = [&](int64_t i) {
+    std::optional<config::Scoped> scoped[5];
+    for (int k = 0; k < 5; ++k) scoped[k].emplace(*config.flags[k], config.values[k]);
+    omp_set_num_threads(share);
+    try {
+      std::vector<cl::NamedAxis> bound = axes(i);
+      std::vector<std::unique_ptr<cl::AxisScope>> scopes;
+      for (cl::NamedAxis& a : bound) scopes.push_back(std::make_unique<cl::AxisScope>(std::move(a)));
+      outs[size_t(i)] = body(i);
+    } catch (...) {
+      errors[size_t(i)] = std::current_exception();
+      int64_t none = -1;
+      first_failure.compare_exchange_strong(none, i);
+      for (const auto& r : rendezvous) r->abort();
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int64_t i = 1; i < n; ++i) threads.emplace_back(replica, i);
+  replica(0);
+  omp_set_num_threads(caller_threads);
+  for (std::thread& t : threads) t.join();
+  if (first_failure >= 0) std::rethrow_exception(errors[size_t(first_failure.load())]);
+  return outs;
+}
+
+}  // namespace distributed_detail
+}  // namespace jx

@@ -1,0 +1,93 @@
+// Collectives over a named axis (JAX's lax/parallel.py): psum, pmax, pmin, all_gather,
+// reduce_scatter (psum_scatter), all_to_all, ppermute, axis_index. A named axis is bound
+// on a thread in one of two ways:
+//   - pmap runs one replica per thread; each replica's thread binds the axis with its index
+//     and a Rendezvous shared by the replicas, and the primitives' eager impls exchange
+//     values through it (so they also run inside compiled programs, as library steps);
+//   - vmap(f, {.axis_name = "i"}) binds the axis while f is traced, and the batching rules
+//     compute each collective over the batch dim instead (rule_axis() says which axis the
+//     BatchTrace calling a rule maps).
+// Axis sizes are known at trace time (all_gather's output shape depends on it).
+#pragma once
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "jx/array.h"
+
+namespace jx::ops::collective {
+
+// The replicas of one pmap call meet here at each collective: every replica deposits its
+// value and receives all of them, in replica order. If a replica fails, abort() wakes the
+// others, whose collectives then throw instead of waiting forever.
+class Rendezvous {
+ public:
+  explicit Rendezvous(int64_t n) : n_(n), slots_(size_t(n)) {}
+  std::vector<Array> exchange(int64_t index, const Array& x, const char* op);
+  void abort();
+
+ private:
+  const int64_t n_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int64_t arrived_ = 0;
+  uint64_t round_ = 0;
+  bool aborted_ = false;
+  std::vector<Array> slots_, last_;
+};
+
+struct NamedAxis {
+  std::string name;
+  int64_t size = 0;
+  int64_t index = -1;                       // the replica's index (pmap), else -1 (vmap)
+  std::shared_ptr<Rendezvous> rendezvous;   // pmap only
+};
+
+// Binds a named axis on this thread for the scope's lifetime (innermost wins).
+class AxisScope {
+ public:
+  explicit AxisScope(NamedAxis axis);
+  ~AxisScope();
+  AxisScope(const AxisScope&) = delete;
+  AxisScope& operator=(const AxisScope&) = delete;
+};
+// The innermost axis bound with this name on this thread, or null.
+const NamedAxis* find_axis(const std::string& name);
+// "'i' (size 2), 'j' (size 3)", or "none", for errors.
+std::string bound_axes_text();
+
+// The axis (name, size) of the BatchTrace whose batching rule is running, set by vmap
+// around rule calls; the name is empty for a vmap without axis_name. Higher-order rules
+// that batch a sub-jaxpr over the same axis read it to name their inner BatchTrace.
+struct RuleAxis {
+  std::string name;
+  int64_t size = -1;
+};
+const RuleAxis& rule_axis();
+class RuleAxisScope {
+ public:
+  RuleAxisScope(const std::string& name, int64_t size);
+  ~RuleAxisScope();
+  RuleAxisScope(const RuleAxisScope&) = delete;
+  RuleAxisScope& operator=(const RuleAxisScope&) = delete;
+
+ private:
+  RuleAxis saved_;
+};
+
+// Binding the primitives (the lax API and the rules use these). `size` is the axis size.
+Array psum(const Array& x, const std::string& axis);
+Array pmax(const Array& x, const std::string& axis);
+Array pmin(const Array& x, const std::string& axis);
+Array all_gather(const Array& x, const std::string& axis, int64_t size, int64_t dim, bool tiled);
+Array reduce_scatter(const Array& x, const std::string& axis, int64_t size, int64_t dim, bool tiled);
+Array all_to_all(const Array& x, const std::string& axis, int64_t size, int64_t split_axis,
+                 int64_t concat_axis, bool tiled);
+// perm: flattened (source, destination) pairs.
+Array ppermute(const Array& x, const std::string& axis, const std::vector<int64_t>& perm);
+Array axis_index(const std::string& axis);
+
+}  // namespace jx::ops::collective
