@@ -15,6 +15,7 @@
 #include "jx/nn.h"
 #include "jx/optim.h"
 #include "jx/numpy.h"
+#include "jx/profiler.h"
 #include "jx/random.h"
 #include "jx/shape.h"
 #include "jx/transforms.h"

@@ -4,6 +4,7 @@
 #include "checkpoint/item.h"
 #include "jx/checkpoint.h"
 #include "jx/error.h"
+#include "support/profiler.h"
 #include "support/str.h"
 
 namespace jx::ckpt {
@@ -13,6 +14,8 @@ namespace detail {
 void save_flat(const std::string& path, const tree::TreeDef& def, const std::vector<Array>& leaves,
                const SaveOptions& options) {
   const char* op = "checkpoint.save";
+  JX_PROFILE_SCOPE("checkpoint",
+                   [&](std::string& n, prof::Args& a) { n = op, a.add("path", path); });
   if (path.empty()) throw ValueError(str("[", op, "] the path is empty"));
   bool exists = path_exists(path);
   if (exists && !options.force)

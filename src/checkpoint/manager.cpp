@@ -14,6 +14,7 @@
 #include "jx/checkpoint.h"
 #include "jx/error.h"
 #include "support/json.h"
+#include "support/profiler.h"
 #include "support/str.h"
 
 namespace jx::ckpt {
@@ -323,6 +324,8 @@ bool CheckpointManager::save_items(int64_t step, const Composite& items,
 
   std::string directory = directory_;
   auto write = [job, directory, op] {
+    JX_PROFILE_SCOPE("checkpoint",
+                     [&](std::string& n, prof::Args& a) { n = op, a.add("path", job->final_dir); });
     try {
       make_directory(job->tmp_dir, op);
       for (const auto& [name, image] : job->images) write_item(join_path(job->tmp_dir, name), image, op);

@@ -13,6 +13,7 @@
 #include "compiler/pipeline.h"
 #include "compiler/toolchain.h"
 #include "support/check.h"
+#include "support/profiler.h"
 
 namespace jx::compiler {
 namespace {
@@ -20,6 +21,8 @@ namespace {
 // Fuses the program and its sub-jaxprs and, with `kernels`, builds and loads their
 // kernels. Returns the reason when kernels were wanted but could not be built or loaded.
 std::string plan_program(Program& p, const std::string& name, bool kernels) {
+  prof::Scope codegen("jit",
+                      [&](std::string& n, prof::Args& a) { n = "codegen", a.add("program", name); });
   p.plan = fuse(p.jaxpr, FusionOptions{.kernels = kernels});
   ControlCompiler controls(kernels);
   p.controls = controls.drivers(p.jaxpr, p.plan);
@@ -29,6 +32,7 @@ std::string plan_program(Program& p, const std::string& name, bool kernels) {
   if (num_kernels + controls.num_kernels() == 0) return {};
   std::string src = generate_source(p.jaxpr, p.plan, name);
   src += controls.source(name);
+  codegen.end();
   BuildResult b = build_shared_library(src, name);
   if (!b.library) return b.error;
   for (int k = 0; k < num_kernels; ++k) {

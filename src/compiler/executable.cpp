@@ -7,6 +7,7 @@
 #include "core/array_impl.h"
 #include "ops/common.h"
 #include "support/check.h"
+#include "support/profiler.h"
 #include "support/str.h"
 
 namespace jx::compiler {
@@ -39,6 +40,7 @@ class PlannedExecutable : public Executable {
     std::vector<void*> outs(max_out_);
     std::vector<Array> lib_in, lib_out;
     for (const Step& s : steps_) {
+      prof::Scope step_scope(prof_sites_[size_t(&s - steps_.data())]);
       if (s.kernel) {
         for (size_t k = 0; k < s.in_slots.size(); ++k) ins[k] = detail::raw_data(env[size_t(s.in_slots[k])]);
         for (size_t k = 0; k < s.out_slots.size(); ++k) {
@@ -87,6 +89,8 @@ class PlannedExecutable : public Executable {
   };
 
   Program p_;
+  std::vector<const prof::Site*> prof_sites_ =  // per step: its trace event (profiler.h)
+      prof::step_sites(compiler::describe(p_.jaxpr, p_.plan));
   std::vector<Step> steps_;
   std::vector<Array> init_env_;  // constants and literal operands; the rest empty
   std::vector<int> out_slots_;

@@ -20,6 +20,7 @@
 
 #include "compiler/passes.h"
 #include "ops/common.h"
+#include "support/profiler.h"
 
 namespace jx::compiler {
 namespace {
@@ -94,6 +95,8 @@ class Run {
 
  private:
   ir::Jaxpr stage(const Pass& pass, const ir::Jaxpr& in) {
+    JX_PROFILE_SCOPE("jit", [&](std::string& n, prof::Args& a) {
+      n = str("pass ", pass.name), a.add("program", name_).add("eqns", in.eqns.size()); });
     auto t0 = std::chrono::steady_clock::now();
     ir::Jaxpr out = pass.run(in);
     auto t1 = std::chrono::steady_clock::now();

@@ -23,6 +23,7 @@
 #include <thread>
 #include <vector>
 
+#include "support/profiler.h"
 #include "support/str.h"
 
 extern char** environ;
@@ -198,6 +199,7 @@ std::shared_ptr<std::mutex> key_mutex(const std::string& key) {
 }
 
 std::shared_ptr<SharedLibrary> load(const std::string& path, std::string* error) {
+  JX_PROFILE_SCOPE("jit", [&](std::string& n, prof::Args& a) { n = "load", a.add("library", path); });
   void* h = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!h) {
     const char* e = ::dlerror();
@@ -321,6 +323,8 @@ BuildResult build_shared_library(const std::string& source, const std::string& n
   unsigned cores = std::thread::hardware_concurrency();
   std::vector<std::string> units = translation_units(source, int(cores ? cores : 1));
   g_compiler_runs.fetch_add(1);
+  prof::Scope compiling("jit", [&](std::string& n, prof::Args& a) {
+    n = "compile", a.add("program", name).add("compiler", cfg.cxx).add("units", units.size()); });
   if (units.size() == 1) {
     std::vector<std::string> argv{cfg.cxx};
     argv.insert(argv.end(), flags.begin(), flags.end());
@@ -372,6 +376,7 @@ BuildResult build_shared_library(const std::string& source, const std::string& n
   }
   // Keep the source beside the library, for reading what was compiled.
   std::rename(src_path.c_str(), (base + ".cpp").c_str());
+  compiling.end();
   r.library = load(so_path, &err);
   if (!r.library) return fail(err);
   return r;

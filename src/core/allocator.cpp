@@ -7,6 +7,8 @@
 #include <new>
 #include <vector>
 
+#include "support/profiler.h"
+
 namespace jx::detail {
 namespace {
 
@@ -82,15 +84,16 @@ void* allocate(size_t nbytes) {
       void* p = fl.back();
       fl.pop_back();
       P.stats.bytes_cached -= rounded;
-      return p;
+      return prof::on_alloc(p, rounded);
     }
     P.stats.num_os_allocs++;
   }
-  return os_alloc(rounded);
+  return prof::on_alloc(os_alloc(rounded), rounded);
 }
 
 void deallocate(void* p, size_t nbytes) {
   if (!p) return;
+  prof::on_free(p);
   size_t rounded = round_size(nbytes == 0 ? 1 : nbytes);
   int ci = class_index(rounded);
   Pool& P = pool();

@@ -12,6 +12,7 @@
 #include "data/pipeline_internal.h"
 #include "jx/error.h"
 #include "jx/numpy.h"
+#include "support/profiler.h"
 #include "support/str.h"
 
 namespace jx::data {
@@ -220,6 +221,8 @@ struct Iterator::Impl {
     if (!producer.joinable()) start_producer();
     Item item;
     {
+      JX_PROFILE_SCOPE("data",
+                       [&](std::string& n, prof::Args& a) { n = "wait for batch", a.add("index", g); });
       std::unique_lock<std::mutex> lock(mu);
       to_consumer.wait(lock, [this] { return !buffer.empty() || producer_done; });
       if (buffer.empty()) throw InternalError("[Iterator] the prefetch thread ended without an element");

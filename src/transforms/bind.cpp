@@ -3,6 +3,7 @@
 #include <array>
 
 #include "core/array_impl.h"
+#include "support/profiler.h"
 #include "transforms/trace.h"
 
 namespace jx {
@@ -81,6 +82,7 @@ ops::Arrays eval_primitive(ops::Prim p, std::span<const Array> in, const ops::Pa
   check_inputs(p, in);
   InputAvals avals(p, in);
   ops::Avals out_avals = pi.abstract_eval(avals.span, params);
+  JX_PROFILE_OP(ops::name(p), in, out_avals);
   ops::Arrays out;
   out.reserve(out_avals.size());
   for (const ops::Aval& av : out_avals) out.push_back(detail::empty_array(av.shape, av.dtype, av.weak));
@@ -102,6 +104,7 @@ Array bind1(ops::Prim p, std::span<const Array> in, const ops::Params& params) {
     check_inputs(p, in);
     InputAvals avals(p, in);
     ops::Avals out_avals = pi.abstract_eval(avals.span, params);
+    JX_PROFILE_OP(ops::name(p), in, out_avals);
     JX_CHECK(out_avals.size() == 1, ops::name(p), " has ", out_avals.size(), " outputs");
     Array out = detail::empty_array(out_avals[0].shape, out_avals[0].dtype, out_avals[0].weak);
     pi.impl(in, std::span<Array>(&out, 1), params);

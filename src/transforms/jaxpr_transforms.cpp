@@ -2,6 +2,7 @@
 
 #include "ops/batching.h"
 #include "ops/common.h"
+#include "support/profiler.h"
 #include "transforms/ad.h"
 #include "transforms/batching.h"
 #include "transforms/bind.h"
@@ -10,6 +11,7 @@
 namespace jx::tr {
 
 TracedJaxpr trace_to_jaxpr(const FlatFn& f, const std::vector<Aval>& in_avals) {
+  JX_PROFILE_SCOPE("jit", "trace");
   auto trace = std::make_shared<StagingTrace>(current_trace(), /*stage_all=*/true);
   Arrays in;
   for (const Aval& a : in_avals) in.push_back(trace->new_arg(a));
