@@ -1,6 +1,7 @@
 // The whole public API of jx.
 #pragma once
 #include "jx/array.h"
+#include "jx/checkify.h"
 #include "jx/checkpoint.h"
 #include "jx/config.h"
 #include "jx/control_flow.h"
@@ -14,6 +15,7 @@
 #include "jx/lax.h"
 #include "jx/nn.h"
 #include "jx/optim.h"
+#include "jx/parallel.h"
 #include "jx/numpy.h"
 #include "jx/profiler.h"
 #include "jx/random.h"
