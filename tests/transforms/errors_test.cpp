@@ -292,6 +292,34 @@ std::vector<ErrorRow> transform_rows() {
                            [](const Array&, const Array& v) { return v + 1.0f; }, vec3());
                      },
                      {"[fori_loop]", "f32[] and f32[]", "integer scalars"}),
+      // checkify (jx/checkify.h).
+      row<TypeError>("checkify check with a non-scalar pred",
+                     [] { jx::checkify::check(vec3() > 0.0f, "positive"); },
+                     {"takes a scalar bool pred, got bool[3]"}),
+      row<ValueError>("checkify check with a 1-d format argument",
+                      [] { jx::checkify::check(Array(true), "x = {}", vec3()); },
+                      {"format argument 0 is f32[3]"}),
+      row<IndexError>("checkify check whose field names a missing argument",
+                      [] { jx::checkify::check(Array(true), "{1}", Array(1.0f)); },
+                      {"refers to argument 1"}),
+      row<ConcretizationError>("checkify Error read inside jit",
+                               [] {
+                                 jx::jit([](const Array& x) {
+                                   auto [err, y] = jx::checkify::checkify([](const Array& v) { return jnp::log(v); },
+                                                                           jx::checkify::nan_checks)(x);
+                                   (void)err.get();
+                                   return y;
+                                 })(vec3());
+                               },
+                               {"return the Error"}),
+      row<ValueError>("checkify check staged outside checkify",
+                      [] {
+                        jx::jit([](const Array& x) {
+                          jx::checkify::check(x.sum() > 0.0f, "positive");
+                          return x;
+                        })(vec3());
+                      },
+                      {"not functionalized"}),
   };
 }
 
