@@ -29,13 +29,17 @@ struct TrainFlags {
   int64_t limit = 0;  // use only the first `limit` training and test images (0: all)
   int64_t eval_batch_size = 1000;
   bool eval_only = false;  // evaluate the last checkpoint in `out`, no training
+  // train_cnn only: the dropout rate, and data-parallel steps over this process' devices
+  // (JX_NUM_CPU_DEVICES; each device takes batch_size / devices images of a batch).
+  double dropout = 0.1;
+  bool data_parallel = false;
 };
 
 [[noreturn]] inline void usage(const std::string& program, const std::string& problem) {
   std::fprintf(stderr,
                "%s: %s\nusage: %s [--epochs N] [--batch-size N] [--lr X] [--seed N] [--data DIR] "
                "[--out DIR] "
-               "[--resume] [--limit N] [--eval-batch-size N] [--eval-only]\n",
+               "[--resume] [--limit N] [--eval-batch-size N] [--eval-only] [--dropout X] [--data-parallel]\n",
                program.c_str(), problem.c_str(), program.c_str());
   std::exit(2);
 }
@@ -72,6 +76,10 @@ inline TrainFlags parse_flags(int argc, char** argv, const std::string& program)
         o.eval_batch_size = std::stoll(value());
       else if (a == "--eval-only")
         o.eval_only = true;
+      else if (a == "--dropout")
+        o.dropout = std::stod(value());
+      else if (a == "--data-parallel")
+        o.data_parallel = true;
       else
         usage(program, "unknown option " + a);
     } catch (const std::logic_error&) {
@@ -80,6 +88,7 @@ inline TrainFlags parse_flags(int argc, char** argv, const std::string& program)
   }
   if (o.epochs < 1 || o.batch_size < 1 || o.eval_batch_size < 1 || !(o.lr > 0) || o.limit < 0)
     usage(program, "epochs, batch sizes and lr must be positive, and the limit not negative");
+  if (!(o.dropout >= 0 && o.dropout < 1)) usage(program, "the dropout rate must be in [0, 1)");
   return o;
 }
 

@@ -9,6 +9,9 @@
 //             [--data /usr/share/datasets/fashion-mnist] [--out train_cnn_out] [--resume]
 //             [--limit N]   (only the first N training and test images: quick runs, tests)
 //             [--eval-batch-size N] [--eval-only]  (evaluate the last checkpoint in --out)
+//             [--dropout 0.1]
+//             [--data-parallel]  (a pmapped step over this process' CPU devices,
+//                                 JX_NUM_CPU_DEVICES; each takes batch / devices images)
 //
 // In --out: checkpoints/<epoch>/, metrics.csv, metrics.json and curves.svg (the training loss
 // along the steps, train and test accuracy by epoch).
@@ -33,13 +36,15 @@ using jx::Array;
 using jx::Tree;
 
 struct CNN : nn::Module<CNN> {
+  double dropout = 0.1;
+
   Array call(Array x, bool deterministic) const {
     x = nn::relu(nn::Conv{.features = 32, .kernel_size = {3, 3}}(x));
     x = nn::max_pool(x, {2, 2}, {.strides = {2, 2}});
     x = nn::relu(nn::Conv{.features = 64, .kernel_size = {3, 3}}(x));
     x = x.reshape({x.shape(0), -1});
     x = nn::Dense{.features = 256}(x);
-    x = nn::Dropout{.rate = 0.1}(x, deterministic);
+    x = nn::Dropout{.rate = dropout}(x, deterministic);
     return nn::Dense{.features = 10}(nn::relu(x));
   }
 };
@@ -60,6 +65,7 @@ int main(int argc, char** argv) {
   const int64_t steps_per_epoch = *train.size();
 
   CNN model;
+  model.dropout = opt.dropout;
   Tree variables = model.init(init_key, jnp::zeros({1, 28, 28, 1}), true);
   auto tx = optim::chain({optim::clip_by_global_norm(1.0), optim::adamw(opt.lr, {.weight_decay = 1e-4})});
   auto state = optim::TrainState::create(
@@ -67,19 +73,49 @@ int main(int argc, char** argv) {
 
   // One step: loss, accuracy on the batch, gradients, update. The dropout key of global step
   // t is fold_in(dropout_root, t): a function of the seed and the step, as the data order is.
+  auto local_step = [model](const optim::TrainState& s, const Array& images, const Array& labels, const Array& key) {
+    Array x = images.astype(jx::DType::Float32) / 255.0;
+    auto loss_fn = [&](const Tree& params) {
+      Array logits = model.apply(Tree{{"params", params}}, x, false, nn::Rngs{{"dropout", key}});
+      Array loss = jnp::mean(optim::softmax_cross_entropy_with_integer_labels(logits, labels));
+      return std::make_pair(loss, logits);
+    };
+    auto [loss, logits, grads] = jx::value_and_grad(loss_fn)(s.params);
+    Array correct = jnp::sum((jnp::argmax(logits, 1) == labels).astype(jx::DType::Int32));
+    return std::make_tuple(grads, loss, correct);
+  };
   auto train_step = jx::jit(
-      [model](const optim::TrainState& s, const Array& images, const Array& labels, const Array& key) {
-        Array x = images.astype(jx::DType::Float32) / 255.0;
-        auto loss_fn = [&](const Tree& params) {
-          Array logits = model.apply(Tree{{"params", params}}, x, false, nn::Rngs{{"dropout", key}});
-          Array loss = jnp::mean(optim::softmax_cross_entropy_with_integer_labels(logits, labels));
-          return std::make_pair(loss, logits);
-        };
-        auto [loss, logits, grads] = jx::value_and_grad(loss_fn)(s.params);
-        Array correct = jnp::sum((jnp::argmax(logits, 1) == labels).astype(jx::DType::Int32));
+      [local_step](const optim::TrainState& s, const Array& images, const Array& labels, const Array& key) {
+        auto [grads, loss, correct] = local_step(s, images, labels, key);
         return std::make_tuple(s.apply_gradients(grads), loss, correct);
       },
       {.donate_argnums = {0}, .name = "train_step"});
+  // Data-parallel (jax.pmap): each device takes a slice of the batch, the gradients are
+  // averaged over the devices (pmean), and every device applies the same update, so the
+  // state stays replicated (out_axes none). Each device draws its dropout mask from
+  // fold_in(key, device index), as JAX programs do.
+  const int devices = opt.data_parallel ? jx::local_device_count() : 1;
+  if (opt.batch_size % devices != 0)
+    examples::usage("train_cnn", "--data-parallel splits a batch over " + std::to_string(devices) +
+                                     " devices: give a batch size divisible by it");
+  auto parallel_step = jx::pmap(
+      [local_step](const optim::TrainState& s, const Array& images, const Array& labels, const Array& key) {
+        Array mine = jr::fold_in(key, jx::lax::axis_index("batch").astype(jx::DType::UInt32));
+        auto [grads, loss, correct] = local_step(s, images, labels, mine);
+        grads = jx::lax::pmean(grads, "batch");
+        return std::make_tuple(s.apply_gradients(grads), jx::lax::pmean(loss, "batch"),
+                               jx::lax::psum(correct, "batch"));
+      },
+      {.axis_name = "batch", .in_axes = {jx::none, 0, 0, jx::none}, .out_axes = jx::none, .name = "train_step"});
+  auto step = [&](const optim::TrainState& s, const Array& images, const Array& labels, const Array& key) {
+    if (!opt.data_parallel) return train_step(s, images, labels, key);
+    auto split = [&](const Array& a) {
+      std::vector<int64_t> shape{devices, a.shape(0) / devices};
+      for (int64_t d = 1; d < a.ndim(); ++d) shape.push_back(a.shape(d));
+      return a.reshape(shape);
+    };
+    return parallel_step(s, split(images), split(labels), key);
+  };
   auto eval_step = jx::jit(
       [model](const Tree& params, const Array& images, const Array& labels) {
         Array logits = model.apply(Tree{{"params", params}}, images.astype(jx::DType::Float32) / 255.0, true);
@@ -107,15 +143,16 @@ int main(int argc, char** argv) {
     return 0;
   }
   const int first_epoch = opt.resume ? examples::resume(checkpoints, opt.out, state, history) : 1;
-  std::printf("CNN on Fashion-MNIST: %lld steps of %lld per epoch, %d epochs, adamw(%g), seed %u\n",
-              (long long)steps_per_epoch, (long long)opt.batch_size, opt.epochs, opt.lr, opt.seed);
+  std::printf("CNN on Fashion-MNIST: %lld steps of %lld per epoch, %d epochs, adamw(%g), seed %u%s\n",
+              (long long)steps_per_epoch, (long long)opt.batch_size, opt.epochs, opt.lr, opt.seed,
+              opt.data_parallel ? (", data-parallel over " + std::to_string(devices) + " devices").c_str() : "");
 
   for (int epoch = first_epoch; epoch <= opt.epochs; ++epoch) {
     examples::run_epoch(
         train, epoch, opt, history,
         [&](const Tree& batch, int64_t global) {
           Array key = jr::fold_in(dropout_root, uint32_t(global));
-          auto [next, loss, right] = train_step(state, batch["image"].array(), batch["label"].array(), key);
+          auto [next, loss, right] = step(state, batch["image"].array(), batch["label"].array(), key);
           state = std::move(next);
           return std::make_pair(loss, right);
         },

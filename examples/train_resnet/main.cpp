@@ -57,6 +57,9 @@ int64_t parameter_count(const Tree& params) {
 
 int main(int argc, char** argv) {
   examples::TrainFlags opt = examples::parse_flags(argc, argv, "train_resnet");
+  if (opt.data_parallel || opt.dropout != examples::TrainFlags{}.dropout)
+    examples::usage("train_resnet", "--dropout and --data-parallel are train_cnn's (this model has no dropout, "
+                                    "and its BatchNorm has no cross-device statistics yet)");
   fs::create_directories(opt.out);
 
   // Data: {"image": u8[28,28,1], "label": i32[]} per example.
