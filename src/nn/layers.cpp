@@ -175,7 +175,8 @@ Array BatchNorm::call(const Array& x, std::optional<bool> use_running_average_ar
     mean = ra_mean.value();
     var = ra_var.value();
   } else {
-    const detail::Stats s = detail::compute_stats("BatchNorm", x, reduction_axes, dtype, true, use_fast_variance);
+    const detail::Stats s = detail::compute_stats("BatchNorm", x, reduction_axes, dtype, true, use_fast_variance,
+                                                  axis_name.value_or(std::string()));
     mean = s.mean;
     var = s.var;
     if (!is_initializing()) {

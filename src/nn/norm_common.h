@@ -3,6 +3,7 @@
 // BatchNorm (layers.cpp). Defined in normalization.cpp.
 #pragma once
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "jx/array.h"
@@ -19,9 +20,12 @@ struct Stats {
 };
 // Flax's _compute_stats: mean and variance of x over `axes`, in dtype (x's by default)
 // raised to at least float32. use_fast_variance: var = max(0, E[x^2] - E[x]^2); else
-// E[(x - E[x])^2]. use_mean false (RMSNorm): var = E[x^2] and mean = 0.
+// E[(x - E[x])^2]. use_mean false (RMSNorm): var = E[x^2] and mean = 0. With an axis_name
+// the means are also averaged over that named axis (pmean), as Flax's BatchNorm(axis_name)
+// does across devices.
 Stats compute_stats(const char* layer, const Array& x, const std::vector<int64_t>& axes,
-                    std::optional<DType> dtype, bool use_mean = true, bool use_fast_variance = true);
+                    std::optional<DType> dtype, bool use_mean = true, bool use_fast_variance = true,
+                    const std::string& axis_name = {});
 
 struct NormalizeOptions {
   std::optional<DType> dtype;

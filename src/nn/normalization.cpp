@@ -8,6 +8,7 @@
 
 #include "jx/lax.h"
 #include "jx/numpy.h"
+#include "jx/parallel.h"
 #include "nn/dtypes.h"
 #include "nn/norm_common.h"
 #include "support/str.h"
@@ -31,23 +32,29 @@ std::vector<int64_t> canonicalize_axes(const char* layer, int64_t rank, const st
 }
 
 Stats compute_stats(const char* layer, const Array& x_in, const std::vector<int64_t>& axes_in,
-                    std::optional<DType> dtype, bool use_mean, bool use_fast_variance) {
+                    std::optional<DType> dtype, bool use_mean, bool use_fast_variance,
+                    const std::string& axis_name) {
   // At least float32, so that half-precision inputs keep precise statistics.
   const DType t = promote_types(dtype ? *dtype : x_in.dtype(), DType::Float32);
   const Array x = x_in.astype(t);
   const std::vector<int64_t> axes = canonicalize_axes(layer, x.ndim(), axes_in);
   const Axes reduce(axes);
+  // A mean over `axes`, and over the devices of axis_name when there is one.
+  auto mean = [&](const Array& v) {
+    Array m = jnp::mean(v, reduce);
+    return axis_name.empty() ? m : lax::pmean(m, axis_name);
+  };
   Stats s;
   if (!use_mean) {
-    s.var = jnp::mean(jnp::square(x), reduce);
+    s.var = mean(jnp::square(x));
     s.mean = jnp::zeros_like(s.var);
   } else if (use_fast_variance) {
-    s.mean = jnp::mean(x, reduce);
+    s.mean = mean(x);
     // E[x^2] - E[x]^2 can round below zero; the clip avoids NaNs downstream.
-    s.var = jnp::maximum(0.0, jnp::mean(jnp::square(x), reduce) - jnp::square(s.mean));
+    s.var = jnp::maximum(0.0, mean(jnp::square(x)) - jnp::square(s.mean));
   } else {
-    s.mean = jnp::mean(x, reduce);
-    s.var = jnp::mean(jnp::square(x - jnp::expand_dims(s.mean, axes)), reduce);
+    s.mean = mean(x);
+    s.var = mean(jnp::square(x - jnp::expand_dims(s.mean, axes)));
   }
   return s;
 }

@@ -300,3 +300,27 @@ TEST_F(Pmap, ErrorsNameTheAxisAndTheFix) {
 }
 
 }  // namespace
+
+namespace {
+
+// BatchNorm(axis_name) in training: each device normalizes with the whole batch's
+// statistics and records the whole batch's running averages, as one device does.
+TEST_F(Pmap, BatchNormWithAnAxisNameUsesTheGlobalBatchStatistics) {
+  namespace nn = jx::nn;
+  Array x = jnp::sin(jnp::reshape(jnp::arange(6 * 4 * 3).astype(jx::float32), {6, 4, 3})) * 2.0f + 0.5f;
+  auto apply = [](const jx::Tree& v, const Array& in, const std::optional<std::string>& axis) {
+    nn::BatchNorm bn{.use_running_average = false, .momentum = 0.9, .axis_name = axis};
+    auto [y, mutated] = bn.apply(v, in, nn::Mutable{"batch_stats"});
+    return std::make_pair(y, jx::Tree(mutated["batch_stats"]));
+  };
+  jx::Tree v = nn::BatchNorm{.use_running_average = false}.init(jx::random::PRNGKey(0), x);
+  auto [y_one, stats_one] = apply(v, x, std::nullopt);
+  auto per_device = jx::pmap([&](const Array& xb) { return apply(v, xb, "batch"); },
+                             {.axis_name = "batch", .out_axes = {0, jx::none}});
+  auto [y_three, stats_three] = per_device(jnp::reshape(x, {3, 2, 4, 3}));
+  EXPECT_TRUE(jnp::allclose(jnp::reshape(y_three, {6, 4, 3}), y_one, 1e-5, 1e-6).item<bool>());
+  EXPECT_TRUE(jnp::allclose(stats_three["mean"].array(), stats_one["mean"].array(), 1e-5, 1e-6).item<bool>());
+  EXPECT_TRUE(jnp::allclose(stats_three["var"].array(), stats_one["var"].array(), 1e-5, 1e-6).item<bool>());
+}
+
+}  // namespace

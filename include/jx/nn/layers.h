@@ -90,6 +90,10 @@ struct BatchNorm {
   bool use_scale = true;
   initializers::Initializer bias_init = initializers::zeros_init();
   initializers::Initializer scale_init = initializers::ones_init();
+  // Flax's axis_name: the batch statistics are averaged over this named axis (the devices
+  // of a pmap or shard_map, a vmap's batch), so data-parallel training normalizes with the
+  // global batch's statistics.
+  std::optional<std::string> axis_name{};
   bool use_fast_variance = true;
   std::optional<std::string> name{};
 
