@@ -199,11 +199,17 @@ EpochMetrics run_epoch(const jx::data::Dataset& train, int epoch, const TrainFla
   int64_t correct = 0, done = 0;
   while (std::optional<jx::Tree> batch = batches.next()) {
     const int64_t global = int64_t(epoch - 1) * steps + done;
-    auto [loss, right] = step(*batch, global);
-    const double l = loss.template item<double>();
+    double l = 0;
+    {
+      // One range per step in a trace (JX_PROFILE=dir), as jax.profiler.StepTraceAnnotation;
+      // it ends once the step's results are read, i.e. once the step has finished.
+      jx::profiler::StepTraceAnnotation traced("train", global);
+      auto [loss, right] = step(*batch, global);
+      l = loss.template item<double>();
+      correct += right.template item<int64_t>();
+    }
     loss_sum += l;
     window += l;
-    correct += right.template item<int64_t>();
     ++done;
     if (done % history.loss_every == 0) {
       history.step_loss.emplace_back(double(global + 1), window / history.loss_every);
