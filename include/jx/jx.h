@@ -16,6 +16,7 @@
 #include "jx/nn.h"
 #include "jx/optim.h"
 #include "jx/parallel.h"
+#include "jx/shard_map.h"
 #include "jx/numpy.h"
 #include "jx/profiler.h"
 #include "jx/random.h"
