@@ -290,7 +290,7 @@ IInfo iinfo(DType t) {
   r.dtype = t;
   r.bits = int(itemsize(t) * 8);
   if (is_signed_integer(t)) {
-    r.min = -(int64_t(1) << (r.bits - 1));
+    r.min = -int64_t((uint64_t(1) << (r.bits - 1)) - 1) - 1;  // no signed overflow at 64 bits
     r.max = (uint64_t(1) << (r.bits - 1)) - 1;
   } else if (is_unsigned_integer(t)) {
     r.min = 0;

@@ -273,7 +273,7 @@ void run_bad_reader(void (*reader)(std::string_view)) {
   f.run_bytes("bad reader", {"an input", "xyz"}, reader);
 }
 char* volatile g_allocated = nullptr;  // volatile: the compiler may not elide the new below
-void allocate_2gib(std::string_view) {
+[[maybe_unused]] void allocate_2gib(std::string_view) {
   g_allocated = new char[size_t(2) << 30];  // a declared size, never touched
   delete[] g_allocated;
 }
@@ -285,7 +285,12 @@ void throw_without_op(std::string_view) { throw jx::IOError("'file' is bad"); }
 void throw_value_error(std::string_view) { throw jx::ValueError("[t] bad value"); }
 
 TEST(FuzzHarness, GuardsReportWhatIsNotATypedError) {
+#ifndef __SANITIZE_ADDRESS__
+  // AddressSanitizer's operator new ends the process when an allocation fails instead of
+  // throwing std::bad_alloc (whatever allocator_may_return_null says), so under
+  // scripts/sanitize a reader that does this is reported by ASan itself.
   EXPECT_NONFATAL_FAILURE(run_bad_reader(allocate_2gib), "threw std::bad_alloc");
+#endif
   EXPECT_NONFATAL_FAILURE(run_bad_reader(allocate_128mib_array), "bytes of jx array buffers");
   EXPECT_NONFATAL_FAILURE(run_bad_reader(throw_out_of_range),
                           "std::out_of_range (not a jx::Error)");

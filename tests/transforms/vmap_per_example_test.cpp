@@ -37,10 +37,10 @@ std::vector<char> bytes_of(const Array& a) {
   std::vector<char> b(size_t(a.size()) * jx::itemsize(a.dtype()) + 64);
   if (a.dtype() == DType::Float32) {
     std::vector<float> v = a.to_vector<float>();
-    std::memcpy(b.data(), v.data(), v.size() * sizeof(float));
+    if (!v.empty()) std::memcpy(b.data(), v.data(), v.size() * sizeof(float));  // data() may be null
   } else {
     std::vector<double> v = a.to_vector<double>();
-    std::memcpy(b.data(), v.data(), v.size() * sizeof(double));
+    if (!v.empty()) std::memcpy(b.data(), v.data(), v.size() * sizeof(double));
   }
   return b;
 }

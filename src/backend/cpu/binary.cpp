@@ -16,12 +16,24 @@ constexpr bool is_half_v = std::is_same_v<T, half> || std::is_same_v<T, bhalf>;
 template <class T>
 using compute_t = std::conditional_t<is_half_v<T>, float, T>;
 
+// Integer add, sub, mul and pow wrap around, as in XLA. In C++ a signed overflow is undefined,
+// and so is uint16 * uint16 (both promoted to int), so they compute in the unsigned type of
+// the promoted operands (at least as wide as int); converting back keeps the low bits.
+template <class C>
+using wrap_t = std::make_unsigned_t<decltype(C() + C())>;
+
 template <BinaryOp op, class C>
 inline auto apply(C x, C y) {
-  if constexpr (op == BinaryOp::Add) return C(x + y);
-  else if constexpr (op == BinaryOp::Sub) return C(x - y);
-  else if constexpr (op == BinaryOp::Mul) {
+  constexpr bool wraps = std::is_integral_v<C> && !std::is_same_v<C, bool>;
+  if constexpr (op == BinaryOp::Add) {
+    if constexpr (wraps) return C(wrap_t<C>(x) + wrap_t<C>(y));
+    else return C(x + y);
+  } else if constexpr (op == BinaryOp::Sub) {
+    if constexpr (wraps) return C(wrap_t<C>(x) - wrap_t<C>(y));
+    else return C(x - y);
+  } else if constexpr (op == BinaryOp::Mul) {
     if constexpr (std::is_same_v<C, bool>) return C(x && y);
+    else if constexpr (wraps) return C(wrap_t<C>(x) * wrap_t<C>(y));
     else return C(x * y);
   } else if constexpr (op == BinaryOp::Div) {
     if constexpr (std::is_floating_point_v<C>) return C(x / y);
@@ -49,7 +61,7 @@ inline auto apply(C x, C y) {
       if constexpr (std::is_signed_v<C>) {
         if (y < 0) return C(x == 1 ? 1 : (x == -1 ? ((y & 1) ? -1 : 1) : 0));
       }
-      using U = std::make_unsigned_t<std::conditional_t<std::is_same_v<C, bool>, uint8_t, C>>;
+      using U = wrap_t<std::conditional_t<std::is_same_v<C, bool>, uint8_t, C>>;
       U base = U(x), r = 1;
       auto e = y;
       while (e) {

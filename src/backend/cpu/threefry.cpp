@@ -146,7 +146,7 @@ void legacy_words_reference(uint32_t k0, uint32_t k1, int64_t m, uint32_t* w) {
 
 void pack_legacy(const uint32_t* words, int64_t m, int64_t n, int bit_width, void* out) {
   if (bit_width == 32) {
-    std::memcpy(out, words, size_t(n) * 4);
+    if (n > 0) std::memcpy(out, words, size_t(n) * 4);  // an empty array's `out` may be null
   } else if (bit_width == 64) {
     // m == 2n: the first half gives the high words, the second half the low words.
     auto* o = static_cast<uint64_t*>(out);
