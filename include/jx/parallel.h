@@ -43,7 +43,7 @@ struct Device {
   int id = 0;
   int process_index = 0;
   std::string platform = "cpu";
-  std::string str() const;  // "TFRT_CPU_0"-like: "cpu:0"
+  std::string str() const;  // "cpu:0"
   friend bool operator==(const Device&, const Device&) = default;
 };
 std::vector<Device> devices();
@@ -110,7 +110,7 @@ bool under_transformation(const std::vector<Array>& leaves);
 // The mapped axis size, checked against the devices.
 int64_t axis_size(const PmapOptions& opts, const std::vector<Array>& leaves, const std::vector<int>& in_dims);
 // Runs replica(i, leaves of replica i) for every i on its own thread with the axis bound,
-// then stacks the results along out_dims(num_outputs) (an out dim of -1: replica 0's).
+// then stacks the results along out_dims() (out_axes none: replica 0's result).
 std::vector<Array> run(const PmapOptions& opts, int64_t n, const std::vector<Array>& leaves,
                        const std::vector<int>& in_dims, const ReplicaFn& replica,
                        const std::function<std::vector<int>()>& out_dims);
