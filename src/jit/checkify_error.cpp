@@ -13,6 +13,7 @@
 
 #include "core/array_impl.h"
 #include "jx/debug.h"
+#include "jit/python_format.h"
 #include "support/str.h"
 #include "jit/checkify_internal.h"
 #include "transforms/staging.h"
@@ -98,24 +99,7 @@ std::vector<Piece> parse(const char* op, std::string_view fmt, size_t num_args) 
   return out;
 }
 
-// A Python format spec ("8.3f", "+.2e", "d") as a printf conversion, or "" when it is
-// outside the supported subset [+][width][.precision][fegdFEG].
-std::string printf_conversion(std::string_view spec) {
-  size_t i = 0;
-  std::string out = "%";
-  if (i < spec.size() && spec[i] == '+') out += spec[i++];
-  while (i < spec.size() && spec[i] >= '0' && spec[i] <= '9') out += spec[i++];
-  if (i < spec.size() && spec[i] == '.') {
-    out += spec[i++];
-    if (i >= spec.size() || spec[i] < '0' || spec[i] > '9') return "";
-    while (i < spec.size() && spec[i] >= '0' && spec[i] <= '9') out += spec[i++];
-  }
-  char type = i < spec.size() ? spec[i++] : 'g';
-  if (i != spec.size() || std::string_view("fegdFEG").find(type) == std::string_view::npos)
-    return "";
-  if (type == 'd') return out + "lld";
-  return out + type;
-}
+using jit_detail::printf_conversion;
 
 // As NumPy's str of a 0-d array of that dtype: 3, 2.5, 2.0, nan, True.
 std::string format_value(DType t, double v, const std::string& spec) {

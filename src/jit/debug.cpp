@@ -9,6 +9,7 @@
 #include <sstream>
 #include <variant>
 
+#include "jit/python_format.h"
 #include "jx/lax.h"
 #include "ops/batching.h"
 #include "ops/common.h"
@@ -100,23 +101,7 @@ std::vector<Piece> parse_format(std::string_view fmt, size_t num_args) {
   return out;
 }
 
-// A Python format spec for one number ("8.3f", "+.2e", "d") as a printf conversion, or
-// empty when the spec is outside the supported subset [+][width][.precision][fegd].
-std::string printf_conversion(std::string_view spec) {
-  size_t i = 0;
-  std::string out = "%";
-  if (i < spec.size() && spec[i] == '+') out += spec[i++];
-  while (i < spec.size() && spec[i] >= '0' && spec[i] <= '9') out += spec[i++];
-  if (i < spec.size() && spec[i] == '.') {
-    out += spec[i++];
-    if (i >= spec.size() || spec[i] < '0' || spec[i] > '9') return "";
-    while (i < spec.size() && spec[i] >= '0' && spec[i] <= '9') out += spec[i++];
-  }
-  char type = i < spec.size() ? spec[i++] : 'g';
-  if (i != spec.size() || std::string_view("fegdFEG").find(type) == std::string_view::npos) return "";
-  if (type == 'd') return out + "lld";
-  return out + type;
-}
+using jit_detail::printf_conversion;
 
 std::string format_number(double v, const std::string& conv) {
   char buf[128];
