@@ -15,6 +15,7 @@
 #include <benchmark/benchmark.h>
 
 #include "../examples/train_resnet/resnet.h"
+#include "cnn_step.h"
 #include "first_call.h"
 #include "jx/jx.h"
 #include "jx/parallel.h"
@@ -29,30 +30,11 @@ namespace optim = jx::optim;
 using jx::Array;
 using jx::Tree;
 
-optim::GradientTransformation tutorial_optimizer() {
-  return optim::chain({optim::clip_by_global_norm(1.0), optim::adamw(1e-3, {.weight_decay = 1e-4})});
-}
+using bench::cnn_state;
+using bench::cnn_step;
+using bench::tutorial_optimizer;
 
-// ---- the CNN ----
-
-optim::TrainState cnn_state(const Array& x) {
-  tutorial::CNN model;
-  Tree variables = model.init(jr::PRNGKey(0), x, true);
-  return optim::TrainState::create(
-      [model](const Tree& v, const Array& in) { return model.apply(v, in, true); }, variables["params"],
-      tutorial_optimizer());
-}
-
-std::pair<optim::TrainState, Array> cnn_step(const optim::TrainState& s, const Array& x, const Array& labels,
-                                             const Array& key) {
-  tutorial::CNN model;
-  auto loss_fn = [&](const Tree& params) {
-    Array logits = model.apply(Tree{{"params", params}}, x, false, nn::Rngs{{"dropout", key}});
-    return jnp::mean(optim::softmax_cross_entropy_with_integer_labels(logits, labels));
-  };
-  auto [loss, grads] = jx::value_and_grad(loss_fn)(s.params);
-  return {s.apply_gradients(grads), loss};
-}
+// ---- the CNN (bench/cnn_step.h) ----
 
 void BM_cnn_train_step(benchmark::State& st) {
   const int64_t batch = st.range(0);

@@ -19,8 +19,8 @@
 #include <fstream>
 #include <string>
 
+#include "cnn_step.h"
 #include "jx/jx.h"
-#include "nn/tutorial_models.h"
 
 namespace {
 
@@ -37,25 +37,6 @@ double rss_mib() {
   long size = 0, resident = 0;
   f >> size >> resident;
   return double(resident) * double(::sysconf(_SC_PAGESIZE)) / (1024.0 * 1024.0);
-}
-
-optim::TrainState initial_state(const Array& x) {
-  tutorial::CNN model;
-  Tree variables = model.init(jr::PRNGKey(0), x, true);
-  return optim::TrainState::create(
-      [model](const Tree& v, const Array& in) { return model.apply(v, in, true); }, variables["params"],
-      optim::chain({optim::clip_by_global_norm(1.0), optim::adamw(1e-3, {.weight_decay = 1e-4})}));
-}
-
-std::pair<optim::TrainState, Array> train_step(const optim::TrainState& s, const Array& x, const Array& labels,
-                                               const Array& key) {
-  tutorial::CNN model;
-  auto loss_fn = [&](const Tree& params) {
-    Array logits = model.apply(Tree{{"params", params}}, x, false, nn::Rngs{{"dropout", key}});
-    return jnp::mean(optim::softmax_cross_entropy_with_integer_labels(logits, labels));
-  };
-  auto [loss, grads] = jx::value_and_grad(loss_fn)(s.params);
-  return {s.apply_gradients(grads), loss};
 }
 
 struct Report {
@@ -102,8 +83,8 @@ int main(int argc, char** argv) {
     auto [kx, ky, kd] = jr::split<3>(k);
     return std::make_tuple(jr::normal(kx, {batch, 28, 28, 1}), jr::randint(ky, {batch}, 0, 10), kd);
   };
-  optim::TrainState state = initial_state(std::get<0>(batch_at(0)));
-  auto step = jx::jit(train_step, {.donate_argnums = {0}, .name = "cnn_train_step"});
+  optim::TrainState state = bench::cnn_state(std::get<0>(batch_at(0)));
+  auto step = jx::jit(bench::cnn_step, {.donate_argnums = {0}, .name = "cnn_train_step"});
 
   std::printf("bench_soak: %lld jitted CNN train steps, batch %lld, a report every %lld steps, warm-up %lld\n",
               (long long)steps, (long long)batch, (long long)every, (long long)warmup);
