@@ -10,8 +10,9 @@
 //             [--limit N]   (only the first N training and test images: quick runs, tests)
 //             [--eval-batch-size N] [--eval-only]  (evaluate the last checkpoint in --out)
 //             [--dropout 0.1]
-//             [--data-parallel]  (a pmapped step over this process' CPU devices,
-//                                 JX_NUM_CPU_DEVICES; each takes batch / devices images)
+//             [--data-parallel]  (a pmapped step over the CPU devices, JX_NUM_CPU_DEVICES
+//                                 per process, of every process when launched with
+//                                 `mpirun -np K`; each device takes batch / devices images)
 //
 // In --out: checkpoints/<epoch>/, metrics.csv, metrics.json and curves.svg (the training loss
 // along the steps, train and test accuracy by epoch).
@@ -51,6 +52,13 @@ struct CNN : nn::Module<CNN> {
 
 int main(int argc, char** argv) {
   examples::TrainFlags opt = examples::parse_flags(argc, argv, "train_cnn");
+  // Under `mpirun -np K` the processes join one run (else this stays a single process).
+  // Process 0 prints, writes the reports and the checkpoints.
+  jx::distributed::initialize();
+  const int processes = jx::process_count(), process = jx::process_index();
+  if (processes > 1 && !opt.data_parallel)
+    examples::usage("train_cnn", "launched as " + std::to_string(processes) + " processes: pass --data-parallel");
+  if (process != 0 && !std::freopen("/dev/null", "w", stdout)) return 1;
   fs::create_directories(opt.out);
 
   // Data: {"image": u8[28,28,1], "label": i32[]} per example.
@@ -58,11 +66,18 @@ int main(int argc, char** argv) {
   auto [init_key, shuffle_key, dropout_root] = jr::split<3>(jr::PRNGKey(opt.seed));
   // Epoch e reads permutation(fold_in(shuffle_key, e)): the order is a function of the seed
   // and the epoch, so a resumed run reads what an uninterrupted one would.
-  jd::Dataset train = examples::fashion_mnist("train_cnn", opt.data, "train", opt.limit)
-                          .shuffle(shuffle_key)
-                          .batch(opt.batch_size, true)
+  // With K processes, process p reads elements p, p + K, ... of each shuffled epoch in
+  // batches of batch / K: step t's K batches together are the one-process run's batch t.
+  jd::Dataset train_images = examples::fashion_mnist("train_cnn", opt.data, "train", opt.limit);
+  const int64_t steps_per_epoch = *train_images.size() / opt.batch_size;
+  if (opt.batch_size % (processes * (opt.data_parallel ? jx::local_device_count() : 1)) != 0)
+    examples::usage("train_cnn", "--data-parallel splits a batch over " + std::to_string(jx::device_count()) +
+                                     " devices: give a batch size divisible by it");
+  jd::Dataset train = train_images.shuffle(shuffle_key)
+                          .shard(processes, process)
+                          .batch(opt.batch_size / processes, true)
+                          .take(steps_per_epoch)
                           .prefetch(2);
-  const int64_t steps_per_epoch = *train.size();
 
   CNN model;
   model.dropout = opt.dropout;
@@ -91,13 +106,10 @@ int main(int argc, char** argv) {
       },
       {.donate_argnums = {0}, .name = "train_step"});
   // Data-parallel (jax.pmap): each device takes a slice of the batch, the gradients are
-  // averaged over the devices (pmean), and every device applies the same update, so the
-  // state stays replicated (out_axes none). Each device draws its dropout mask from
-  // fold_in(key, device index), as JAX programs do.
+  // averaged over the devices of every process (pmean), and every device applies the same
+  // update, so the state stays replicated (out_axes none). Each device draws its dropout
+  // mask from fold_in(key, global device index), as JAX programs do.
   const int devices = opt.data_parallel ? jx::local_device_count() : 1;
-  if (opt.batch_size % devices != 0)
-    examples::usage("train_cnn", "--data-parallel splits a batch over " + std::to_string(devices) +
-                                     " devices: give a batch size divisible by it");
   auto parallel_step = jx::pmap(
       [local_step](const optim::TrainState& s, const Array& images, const Array& labels, const Array& key) {
         Array mine = jr::fold_in(key, jx::lax::axis_index("batch").astype(jx::DType::UInt32));
@@ -109,10 +121,13 @@ int main(int argc, char** argv) {
       {.axis_name = "batch", .in_axes = {jx::none, 0, 0, jx::none}, .out_axes = jx::none, .name = "train_step"});
   auto step = [&](const optim::TrainState& s, const Array& images, const Array& labels, const Array& key) {
     if (!opt.data_parallel) return train_step(s, images, labels, key);
+    // Device d takes examples d, d + devices, ... of the batch, as process p takes examples
+    // p, p + processes, ... of the data (shard): so the devices of K processes x 1 device
+    // see the same examples as K devices in one process.
     auto split = [&](const Array& a) {
-      std::vector<int64_t> shape{devices, a.shape(0) / devices};
+      std::vector<int64_t> shape{a.shape(0) / devices, devices};
       for (int64_t d = 1; d < a.ndim(); ++d) shape.push_back(a.shape(d));
-      return a.reshape(shape);
+      return a.reshape(shape).swapaxes(0, 1);
     };
     return parallel_step(s, split(images), split(labels), key);
   };
@@ -145,7 +160,10 @@ int main(int argc, char** argv) {
   const int first_epoch = opt.resume ? examples::resume(checkpoints, opt.out, state, history) : 1;
   std::printf("CNN on Fashion-MNIST: %lld steps of %lld per epoch, %d epochs, adamw(%g), seed %u%s\n",
               (long long)steps_per_epoch, (long long)opt.batch_size, opt.epochs, opt.lr, opt.seed,
-              opt.data_parallel ? (", data-parallel over " + std::to_string(devices) + " devices").c_str() : "");
+              opt.data_parallel ? (", data-parallel over " + std::to_string(jx::device_count()) + " devices" +
+                                   (processes > 1 ? " in " + std::to_string(processes) + " processes" : ""))
+                                      .c_str()
+                                : "");
 
   for (int epoch = first_epoch; epoch <= opt.epochs; ++epoch) {
     examples::run_epoch(
@@ -161,6 +179,6 @@ int main(int argc, char** argv) {
   }
   checkpoints.wait_until_finished();
 
-  examples::write_reports(opt.out, history, "CNN on Fashion-MNIST (jx)");
+  if (process == 0) examples::write_reports(opt.out, history, "CNN on Fashion-MNIST (jx)");
   return 0;
 }

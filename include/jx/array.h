@@ -12,6 +12,7 @@
 #include <variant>
 #include <vector>
 
+#include "jx/device.h"
 #include "jx/dtype.h"
 #include "jx/error.h"
 #include "jx/shape.h"
@@ -165,6 +166,10 @@ class Array {
   size_t nbytes() const { return size_t(size()) * itemsize(); }
   // True for an array that holds data (not a tracer).
   bool is_concrete() const;
+  // The device the array is committed to (device_put), else the default device (see
+  // jx/device.h). Throws ConcretizationError for a traced array.
+  Device device() const;
+  bool committed() const;
   // JAX's x.block_until_ready(): jx computes on the calling thread, so a returned array is
   // already complete; this returns it, so that timing code written for JAX reads the same.
   const Array& block_until_ready() const { return *this; }

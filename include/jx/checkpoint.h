@@ -19,6 +19,7 @@
 // completely or not at all.
 #pragma once
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <map>
 #include <memory>
@@ -183,6 +184,8 @@ class CheckpointManager {
   std::string step_name(int64_t step) const;
   std::vector<int64_t> steps_to_remove() const;
   void load_infos();
+  // Ends a save on every process (agree_written), then rethrows its error, if any.
+  void finish_save(std::exception_ptr error, int64_t step);
 
   std::string directory_;
   ManagerOptions options_;

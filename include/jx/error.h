@@ -62,6 +62,14 @@ class KeyReuseError : public TypeError {
   using TypeError::TypeError;
 };
 
+// A collective between processes that failed: a process that stopped answering within the
+// timeout, or processes that reached different collectives (jx::distributed; JAX raises
+// XlaRuntimeError). The run cannot continue: the processes' programs are out of step.
+class DistributedError : public Error {
+ public:
+  using Error::Error;
+};
+
 class InternalError : public std::logic_error {
  public:
   using std::logic_error::logic_error;

@@ -1,5 +1,5 @@
-// Devices, pmap and the collectives over a named axis (jax.devices, jax.pmap, jax.lax.psum
-// and kin). See docs/distributed.md.
+// pmap, the collectives over a named axis and multi-process runs (jax.pmap, jax.lax.psum
+// and kin, jax.distributed); the devices are jx/device.h. See docs/distributed.md.
 //
 //   // JX_NUM_CPU_DEVICES=2 (or jx::set_cpu_device_count(2) before the first use)
 //   auto step = jx::pmap([](const Tree& params, const Array& x, const Array& y) {
@@ -32,28 +32,45 @@
 #include <vector>
 
 #include "jx/array.h"
+#include "jx/device.h"
 #include "jx/jit.h"
 #include "jx/tree.h"
 #include "jx/vmap.h"
 
 namespace jx {
 
-// A CPU device of this process (devices of other processes come with multi-process runs).
-struct Device {
-  int id = 0;
-  int process_index = 0;
-  std::string platform = "cpu";
-  std::string str() const;  // "cpu:0"
-  friend bool operator==(const Device&, const Device&) = default;
+// Multi-process runs (jax.distributed). Launch the same program K times with MPI
+// (`mpirun -np K prog`, a hostfile for several hosts) and call initialize() first thing in
+// main: it joins the launch, the global device list spans the processes, and a pmap's
+// collectives reduce over every process' replicas (each process maps its own
+// local_device_count() slices). Without an MPI launch, initialize() leaves the run a single
+// process. A process that dies ends the job through the launcher; one that stops answering
+// makes the others' collectives throw DistributedError after timeout_seconds.
+namespace distributed {
+struct InitializeOptions {
+  double timeout_seconds = 0;  // 0: JX_DISTRIBUTED_TIMEOUT, default 300
 };
-std::vector<Device> devices();
-std::vector<Device> local_devices();
-int device_count();
-int local_device_count();
-// The number of CPU devices of this process (XLA's --xla_force_host_platform_device_count,
-// JAX's jax_num_cpu_devices). Default 1, or the environment's JX_NUM_CPU_DEVICES; each
-// device's replica gets max(1, cores / devices) OpenMP threads. Throws ValueError for n < 1.
-void set_cpu_device_count(int n);
+void initialize(const InitializeOptions& options = {});
+// Returns once every process has called it (multihost_utils.sync_global_devices).
+void barrier(const std::string& name = "distributed::barrier");
+// MPI_Finalize (also run at exit). After it, no collective may cross processes.
+void shutdown();
+bool is_initialized();
+}  // namespace distributed
+int process_index();  // 0 .. process_count() - 1
+int process_count();
+
+// device_put and device_get of a pytree, leaf by leaf.
+template <class T>
+  requires(!std::is_convertible_v<const T&, const Array&>)
+T device_put(const T& x, const Device& device) {
+  return tree::map([&](const Array& a) { return device_put(a, device); }, x);
+}
+template <class T>
+  requires(!std::is_convertible_v<const T&, const Array&>)
+T device_get(const T& x) {
+  return tree::map([](const Array& a) { return device_get(a); }, x);
+}
 
 namespace lax {
 

@@ -11,9 +11,10 @@ namespace jx::ckpt {
 
 namespace detail {
 
-void save_flat(const std::string& path, const tree::TreeDef& def, const std::vector<Array>& leaves,
-               const SaveOptions& options) {
-  const char* op = "checkpoint.save";
+namespace {
+
+void write_flat(const std::string& path, const tree::TreeDef& def, const std::vector<Array>& leaves,
+                const SaveOptions& options, const char* op) {
   JX_PROFILE_SCOPE("checkpoint",
                    [&](std::string& n, prof::Args& a) { n = op, a.add("path", path); });
   if (path.empty()) throw ValueError(str("[", op, "] the path is empty"));
@@ -46,6 +47,23 @@ void save_flat(const std::string& path, const tree::TreeDef& def, const std::vec
     remove_tree(tmp, op);
     throw;
   }
+}
+
+}  // namespace
+
+void save_flat(const std::string& path, const tree::TreeDef& def, const std::vector<Array>& leaves,
+               const SaveOptions& options) {
+  const char* op = "checkpoint.save";
+  std::exception_ptr error;
+  if (is_primary_process()) {
+    try {
+      write_flat(path, def, leaves, options, op);
+    } catch (...) {
+      error = std::current_exception();
+    }
+  }
+  agree_written(error != nullptr, op, path);
+  if (error) std::rethrow_exception(error);
 }
 
 std::pair<tree::TreeDef, std::vector<Array>> restore_flat(const std::string& path,

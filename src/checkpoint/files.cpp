@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "jx/error.h"
+#include "support/process_group.h"
 #include "support/str.h"
 
 namespace jx::ckpt::detail {
@@ -171,6 +172,19 @@ void delete_checkpoint_dir(const std::string& path, const char* op) {
   rename_path(path, gone, op);
   fsync_directory(parent_directory(path), op);
   remove_tree(gone, op);
+}
+
+bool is_primary_process() { return support::process_index() == 0; }
+
+void agree_written(bool failed, const char* op, const std::string& path) {
+  auto world = support::world();
+  if (!world || world->size() == 1) return;
+  const int32_t mine = failed ? 1 : 0;
+  int32_t any = 0;
+  world->all_reduce(&mine, &any, 1, DType::Int32, support::ProcessGroup::Reduce::Max, op);
+  if (any && !failed)
+    throw IOError(str("[", op, "] process 0, which writes the checkpoints of this run, failed to write '", path,
+                      "'; its error is in its output"));
 }
 
 std::string parent_directory(const std::string& path) {

@@ -36,6 +36,15 @@ bool is_temporary_name(const std::string& name);
 // Renames `path` out of sight (deleting_name), fsyncs its parent, then removes it.
 void delete_checkpoint_dir(const std::string& path, const char* op);
 
+// Multi-process runs write each checkpoint once, from process 0 (Orbax's primary host): the
+// saved state is replicated, so process 0's copy is the whole of it, and it restores on any
+// number of processes.
+bool is_primary_process();
+// After process 0's write (a no-op in a single process): every process learns whether it
+// committed, so that none goes on to read a step that is not there. `failed`: this
+// process' write failed. Throws IOError on the others when process 0's failed.
+void agree_written(bool failed, const char* op, const std::string& path);
+
 std::string parent_directory(const std::string& path);
 std::string join_path(const std::string& a, const std::string& b);
 

@@ -140,18 +140,29 @@ CheckpointManager::CheckpointManager(std::string directory, ManagerOptions optio
             *options_.step_format_fixed_length));
   if (options_.step_prefix.find('/') != std::string::npos)
     bad(str("step_prefix '", options_.step_prefix, "' may not contain '/'"));
-  if (!is_directory(directory_)) {
-    if (path_exists(directory_))
-      throw IOError(str("[", op, "] '", directory_, "' exists and is not a directory"));
-    if (!options_.create || options_.read_only)
-      throw IOError(str("[", op, "] '", directory_,
-                        "' does not exist (create it, or pass {.create = true})"));
-    make_directories(directory_, op);
+  // In a multi-process run process 0 prepares the directory, then every process reads the
+  // same steps before any saves again (agree_written is the barrier).
+  std::exception_ptr error;
+  if (is_primary_process()) {
+    try {
+      if (!is_directory(directory_)) {
+        if (path_exists(directory_))
+          throw IOError(str("[", op, "] '", directory_, "' exists and is not a directory"));
+        if (!options_.create || options_.read_only)
+          throw IOError(str("[", op, "] '", directory_, "' does not exist (create it, or pass {.create = true})"));
+        make_directories(directory_, op);
+      }
+      if (options_.cleanup_tmp_directories && !options_.read_only)
+        for (const std::string& name : list_directory(directory_, op))
+          if (is_temporary_name(name)) remove_tree(join_path(directory_, name), op);
+    } catch (...) {
+      error = std::current_exception();
+    }
   }
-  if (options_.cleanup_tmp_directories && !options_.read_only)
-    for (const std::string& name : list_directory(directory_, op))
-      if (is_temporary_name(name)) remove_tree(join_path(directory_, name), op);
+  agree_written(error != nullptr, op, directory_);
+  if (error) std::rethrow_exception(error);
   load_infos();
+  agree_written(false, op, directory_);
 }
 
 CheckpointManager::~CheckpointManager() {
@@ -323,7 +334,9 @@ bool CheckpointManager::save_items(int64_t step, const Composite& items,
   });
 
   std::string directory = directory_;
-  auto write = [job, directory, op] {
+  const bool primary = is_primary_process();
+  auto write = [job, directory, op, primary] {
+    if (!primary) return;  // process 0 writes for all (agree_written tells the others)
     JX_PROFILE_SCOPE("checkpoint",
                      [&](std::string& n, prof::Args& a) { n = op, a.add("path", job->final_dir); });
     try {
@@ -346,12 +359,13 @@ bool CheckpointManager::save_items(int64_t step, const Composite& items,
       if (path_exists(dir)) delete_checkpoint_dir(dir, op);
   };
   if (!async) {
+    std::exception_ptr error;
     try {
       write();
     } catch (...) {
-      load_infos();  // the step was not committed; old steps may or may not be gone
-      throw;
+      error = std::current_exception();
     }
+    finish_save(error, step);
     return true;
   }
   pending_ = std::make_unique<Pending>();
@@ -372,9 +386,19 @@ void CheckpointManager::wait_until_finished() {
   if (!pending_) return;
   pending_->thread.join();
   std::exception_ptr error = pending_->error;
+  const int64_t step = pending_->step;
   pending_.reset();
+  finish_save(error, step);
+}
+
+void CheckpointManager::finish_save(std::exception_ptr error, int64_t step) {
+  try {
+    agree_written(error != nullptr, "CheckpointManager.save", join_path(directory_, step_name(step)));
+  } catch (...) {
+    error = std::current_exception();
+  }
   if (error) {
-    load_infos();
+    load_infos();  // the step was not committed; old steps may or may not be gone
     std::rethrow_exception(error);
   }
 }
@@ -394,7 +418,7 @@ void CheckpointManager::delete_step(int64_t step) {
   if (it == checkpoints_.end())
     throw ValueError(str("[", op, "] step ", step, " does not exist; the steps are ",
                          list_str(all_steps())));
-  delete_checkpoint_dir(join_path(directory_, step_name(step)), op);
+  if (is_primary_process()) delete_checkpoint_dir(join_path(directory_, step_name(step)), op);
   checkpoints_.erase(it);
 }
 

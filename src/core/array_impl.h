@@ -2,6 +2,7 @@
 #pragma once
 #include <memory>
 #include <optional>
+#include <span>
 
 #include "core/allocator.h"
 #include "jx/array.h"
@@ -40,6 +41,9 @@ struct ArrayImpl {
   // float32 data is rounded): a conversion to another dtype rounds once, from this value,
   // so x_f64 * 0.3 multiplies by the double 0.3, as JAX does with a Python float.
   std::optional<double> cpp_value;
+  // The device the array is committed to (jx::device_put, or an operation on committed
+  // operands), -1 when uncommitted.
+  int32_t device = -1;
 };
 
 // A fresh concrete array with uninitialized data.
@@ -49,6 +53,16 @@ Array alias_array(const Array& a, const Shape& shape, bool weak);
 Array alias_array(const Array& a, const Shape& shape, DType dtype, bool weak);
 
 inline const ArrayImpl& impl_of(const Array& a) { return *a.impl(); }
+
+// The device an operation on `operands` runs on: the one they are committed to, -1 when
+// none is; operands committed to two devices throw ValueError naming `op`. Tracers are
+// skipped.
+int32_t committed_device(const char* op, std::span<const Array> operands);
+// Merges one more operand's device into `device` (as above).
+void merge_device(const char* op, int32_t& device, const Array& operand);
+// Commits `out` to `device` (>= 0); a handle shared with others is re-aliased first, so that
+// an operand or a cached constant returned as a result keeps its own device.
+void commit(Array& out, int32_t device);
 // Raw data of a concrete array; throws InternalError for a tracer.
 void* raw_data(const Array& a);
 template <class T>

@@ -1,6 +1,6 @@
-// Devices, pmap and the replica runner (include/jx/parallel.h). Each replica is a thread with
-// the pmap's axis bound to its index and a Rendezvous shared with the other replicas
-// (ops/collective.h); replica 0 runs on the calling thread. A replica that throws aborts
+// pmap and the replica runner (include/jx/parallel.h; the devices are core/device.cpp).
+// Each replica is a thread with the pmap's axis bound to its index and a Rendezvous shared
+// with the other replicas (ops/collective.h); replica 0 runs on the calling thread. A replica that throws aborts
 // the rendezvous, so the others leave their collectives instead of waiting forever, and
 // the pmap call rethrows the first failure.
 #include <omp.h>
@@ -17,13 +17,12 @@
 #include "jx/lax.h"
 #include "jx/parallel.h"
 #include "ops/collective.h"
+#include "support/process_group.h"
 #include "support/str.h"
 #include "transforms/trace.h"
 
 namespace jx {
 namespace {
-
-std::atomic<int> g_cpu_devices{0};
 
 // The config flags a replica thread sees as the caller does (scoped overrides are per thread).
 struct ConfigSnapshot {
@@ -35,45 +34,7 @@ struct ConfigSnapshot {
   }
 };
 
-
-int env_device_count() {
-  const char* v = std::getenv("JX_NUM_CPU_DEVICES");
-  if (!v || !*v) return 1;
-  char* end = nullptr;
-  const long n = std::strtol(v, &end, 10);
-  if (*end != '\0' || n < 1 || n > 4096)
-    throw ValueError(str("JX_NUM_CPU_DEVICES='", v, "' is not a device count; give an integer from 1 to 4096"));
-  return int(n);
-}
-
 }  // namespace
-
-std::string Device::str() const { return jx::str(platform, ":", id); }
-
-void set_cpu_device_count(int n) {
-  if (n < 1) throw ValueError(str("[set_cpu_device_count] ", n, " devices; give at least 1"));
-  g_cpu_devices = n;
-}
-
-int local_device_count() {
-  int n = g_cpu_devices.load();
-  if (n == 0) {
-    int expected = 0;
-    g_cpu_devices.compare_exchange_strong(expected, env_device_count());
-    n = g_cpu_devices.load();
-  }
-  return n;
-}
-
-int device_count() { return local_device_count(); }
-
-std::vector<Device> local_devices() {
-  std::vector<Device> d;
-  for (int i = 0; i < local_device_count(); ++i) d.push_back(Device{.id = i});
-  return d;
-}
-
-std::vector<Device> devices() { return local_devices(); }
 
 namespace pmap_detail {
 namespace {
@@ -84,6 +45,7 @@ std::string pmap_name(const PmapOptions& opts) { return opts.name.empty() ? "pma
 
 Array replica_slice(const Array& x, int d, int64_t i) {
   if (d < 0) return x;
+  if (x.shape()[size_t(d)] == 1) return lax::squeeze(x, {d});  // a view, not a copy
   return lax::squeeze(lax::slice_in_dim(x, i, i + 1, 1, d), {d});
 }
 
@@ -110,6 +72,10 @@ int64_t axis_size(const PmapOptions& opts, const std::vector<Array>& leaves, con
   if (n < 0)
     throw ValueError(str("[pmap] '", pmap_name(opts), "' maps no argument (every in_axes is none); map at least "
                          "one argument over the devices"));
+  if (support::process_count() > 1 && !opts.axis_name.empty() && n != local_device_count())
+    throw ValueError(str("[pmap] '", pmap_name(opts), "' maps an axis of size ", n, " but in a run of ",
+                         support::process_count(), " processes a pmap with an axis name maps one slice per "
+                         "local device: pass ", local_device_count(), " slices (jx::local_device_count())"));
   if (n < 1 || n > local_device_count())
     throw ValueError(str("[pmap] '", pmap_name(opts), "' maps an axis of size ", n, " but this process has ",
                          local_device_count(), " CPU device(s); set JX_NUM_CPU_DEVICES=", std::max<int64_t>(n, 1),
@@ -120,15 +86,27 @@ int64_t axis_size(const PmapOptions& opts, const std::vector<Array>& leaves, con
 std::vector<Array> run(const PmapOptions& opts, int64_t n, const std::vector<Array>& leaves,
                        const std::vector<int>& in_dims, const ReplicaFn& replica,
                        const std::function<std::vector<int>()>& out_dims) {
+  // Replica i computes on local device i: its arguments are put there.
+  const std::vector<Device> mine = local_devices();
   std::vector<std::vector<Array>> ins(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i)
-    for (size_t k = 0; k < leaves.size(); ++k) ins[size_t(i)].push_back(replica_slice(leaves[k], in_dims[k], i));
-  auto rendezvous = std::make_shared<cl::Rendezvous>(n);
+    for (size_t k = 0; k < leaves.size(); ++k)
+      ins[size_t(i)].push_back(device_put(replica_slice(leaves[k], in_dims[k], i), mine[size_t(i)]));
+  // The axis spans every process' replicas (process-major), as the global device list.
+  auto world = support::world();
+  const int64_t processes = opts.axis_name.empty() ? 1 : support::process_count();
+  const int64_t first = opts.axis_name.empty() ? 0 : support::process_index() * n;
+  auto rendezvous = std::make_shared<cl::Rendezvous>(n, processes > 1 ? world : nullptr);
   std::vector<std::vector<Array>> outs = distributed_detail::run_replicas(
       n, {rendezvous},
       [&](int64_t i) {
         std::vector<cl::NamedAxis> axes;
-        if (!opts.axis_name.empty()) axes.push_back(cl::NamedAxis{opts.axis_name, n, i, rendezvous});
+        if (!opts.axis_name.empty())
+          axes.push_back(cl::NamedAxis{.name = opts.axis_name,
+                                       .size = n * processes,
+                                       .index = first + i,
+                                       .rendezvous = rendezvous,
+                                       .slot = i});
         return axes;
       },
       [&](int64_t i) { return replica(i, ins[size_t(i)]); });
@@ -138,7 +116,7 @@ std::vector<Array> run(const PmapOptions& opts, int64_t n, const std::vector<Arr
   for (size_t k = 0; k < outs[0].size(); ++k) {
     const int d = dims[k];
     if (d < -1000) {  // out_axes none: the value of replica 0 (the same on every replica)
-      result.push_back(outs[0][k]);
+      result.push_back(device_get(outs[0][k]));
       continue;
     }
     const int64_t rank = outs[0][k].ndim() + 1;
@@ -147,7 +125,7 @@ std::vector<Array> run(const PmapOptions& opts, int64_t n, const std::vector<Arr
       throw IndexError(str("[pmap] '", pmap_name(opts), "': out_axes ", d, " is out of range for output leaf ", k,
                            " of rank ", rank - 1));
     std::vector<Array> parts;
-    for (int64_t i = 0; i < n; ++i) parts.push_back(lax::expand_dims(outs[size_t(i)][k], {at}));
+    for (int64_t i = 0; i < n; ++i) parts.push_back(lax::expand_dims(device_get(outs[size_t(i)][k]), {at}));
     result.push_back(lax::concatenate(parts, at));
   }
   return result;

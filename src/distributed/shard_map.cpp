@@ -223,11 +223,12 @@ std::vector<Array> run(const ShardMapOptions& o, const std::vector<Array>& leave
     }
     return r;
   };
+  const std::vector<Device> on = local_devices();
   std::vector<std::vector<cl::NamedAxis>> bound(static_cast<size_t>(n));
   for (int64_t d = 0; d < n; ++d) {
     const std::vector<int64_t> c = coords_of(mesh, d);
     for (size_t m = 0; m < mesh.shape.size(); ++m)
-      bound[size_t(d)].push_back(cl::NamedAxis{mesh.axis_names[m], mesh.shape[m], c[m], group(m, c)});
+      bound[size_t(d)].push_back(cl::NamedAxis{mesh.axis_names[m], mesh.shape[m], c[m], group(m, c), c[m]});
   }
   std::vector<std::vector<Array>> outs = distributed_detail::run_replicas(
       n, all, [&](int64_t d) { return bound[size_t(d)]; },
@@ -237,7 +238,7 @@ std::vector<Array> run(const ShardMapOptions& o, const std::vector<Array>& leave
         for (size_t i = 0; i < major.size(); ++i) {
           Array b = major[i];
           for (int64_t m : layouts[i].used) b = lax::squeeze(lax::slice_in_dim(b, c[size_t(m)], c[size_t(m)] + 1, 1, 0), {0});
-          blocks.push_back(b);
+          blocks.push_back(device_put(b, on[size_t(d)]));  // device d computes on its blocks
         }
         return device(blocks);
       });
@@ -257,7 +258,7 @@ std::vector<Array> run(const ShardMapOptions& o, const std::vector<Array>& leave
         c[size_t(m)] = rest % mesh.shape[size_t(m)];
         rest /= mesh.shape[size_t(m)];
       }
-      stacked.push_back(lax::expand_dims(outs[size_t(device_of(mesh, c))][k], {0}));
+      stacked.push_back(lax::expand_dims(device_get(outs[size_t(device_of(mesh, c))][k]), {0}));
     }
     Array y = lax::concatenate(stacked, 0);
     Shape s;

@@ -261,7 +261,12 @@ std::vector<Array> call(JitCore& core, tree::TreeDef&& in_def, std::vector<Array
     // JAX: a jitted function that consumes a key argument consumes the caller's key.
     if (config::debug_key_reuse)
       random::key_reuse::consume_arguments(str("jit '", core.opts.name, "'"), leaves, e->consumes);
-    return run_entry(core, *e, leaves);
+    // Committed arguments commit the results to their device (jx/device.h).
+    const int32_t device = detail::committed_device("jit", leaves);
+    std::vector<Array> outs = run_entry(core, *e, leaves);
+    if (device >= 0)
+      for (Array& o : outs) detail::commit(o, device);
+    return outs;
   }
 
   // Under a transformation: bind pjit on [consts..., leaves...], so the enclosing traces

@@ -20,6 +20,7 @@
 #include "ops/collective.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "ops/batching.h"
 #include "ops/common.h"
@@ -35,25 +36,100 @@ thread_local std::vector<NamedAxis> t_axes;
 thread_local RuleAxis t_rule_axis;
 }  // namespace
 
-std::vector<Array> Rendezvous::exchange(int64_t index, const Array& x, const char* op) {
+namespace {
+
+Array reduce_all(Prim p, const std::vector<Array>& all) {
+  Array acc = all[0];
+  for (size_t j = 1; j < all.size(); ++j)
+    acc = p == Prim::Psum ? lax::add(acc, all[j]) : p == Prim::Pmax ? lax::max(acc, all[j]) : lax::min(acc, all[j]);
+  return acc;
+}
+
+// Every process' values of `local` (each process' replicas, same type each), in process
+// order: the local values laid end to end and all-gathered as bytes.
+std::vector<Array> gather_processes(support::ProcessGroup& world, const std::vector<Array>& local, const char* op) {
+  const Array& first = local[0];
+  const size_t bytes = first.nbytes();
+  std::vector<char> mine(bytes * local.size());
+  for (size_t j = 0; j < local.size(); ++j) {
+    if (local[j].shape() != first.shape() || local[j].dtype() != first.dtype())
+      throw ValueError(str("[", op, "] replica ", j, " passes ", type_str(local[j].dtype(), local[j].shape()),
+                           " but replica 0 passes ", type_str(first.dtype(), first.shape()),
+                           "; every replica must pass the same type"));
+    if (bytes) std::memcpy(mine.data() + j * bytes, detail::raw_data(local[j]), bytes);
+  }
+  std::vector<char> all(mine.size() * size_t(world.size()));
+  world.all_gather(mine.data(), all.data(), int64_t(mine.size()), op);
+  std::vector<Array> out;
+  for (size_t j = 0; j < local.size() * size_t(world.size()); ++j) {
+    Array a = detail::empty_array(first.shape(), first.dtype(), first.weak_type());
+    if (bytes) std::memcpy(detail::raw_data(a), all.data() + j * bytes, bytes);
+    out.push_back(std::move(a));
+  }
+  return out;
+}
+
+support::ProcessGroup::Reduce reduce_op(Prim p) {
+  using R = support::ProcessGroup::Reduce;
+  return p == Prim::Psum ? R::Sum : p == Prim::Pmax ? R::Max : R::Min;
+}
+
+}  // namespace
+
+Rendezvous::Rendezvous(int64_t local, std::shared_ptr<support::ProcessGroup> world)
+    : n_(local), world_(std::move(world)), slots_(size_t(local)) {}
+
+std::vector<Array> Rendezvous::meet(int64_t slot, const Array& x, const char* op, const Combine& combine) {
   std::unique_lock<std::mutex> lock(mu_);
-  auto failed = [&] {
-    return ValueError(str("[", op, "] another pmap replica failed before reaching this collective; "
-                               "its error is the one the pmap call raises"));
+  // A failed exchange fails every replica with its error; a replica that failed elsewhere
+  // has its own error, which the pmap call raises.
+  auto fail = [&] {
+    if (failure_) std::rethrow_exception(failure_);
+    throw ValueError(str("[", op, "] another pmap replica failed before reaching this collective; "
+                         "its error is the one the pmap call raises"));
   };
-  if (aborted_) throw failed();
-  slots_[size_t(index)] = x;
+  if (aborted_) fail();
+  slots_[size_t(slot)] = device_get(x);  // replicas compute on different devices
   if (++arrived_ == n_) {
-    last_ = slots_;
+    // The last to arrive combines for all; the others wait for the round to end.
+    try {
+      last_ = combine(slots_);
+    } catch (...) {
+      aborted_ = true;
+      failure_ = std::current_exception();
+      cv_.notify_all();
+      throw;
+    }
     arrived_ = 0;
     ++round_;
+    for (Array& a : slots_) a = Array();
     cv_.notify_all();
   } else {
     const uint64_t round = round_;
     cv_.wait(lock, [&] { return round_ != round || aborted_; });
-    if (round_ == round) throw failed();
+    if (round_ == round) fail();
   }
   return last_;
+}
+
+std::vector<Array> Rendezvous::gather(int64_t slot, const Array& x, const char* op) {
+  return meet(slot, x, op, [&](const std::vector<Array>& local) {
+    return world_ ? gather_processes(*world_, local, op) : local;
+  });
+}
+
+Array Rendezvous::reduce(int64_t slot, const Array& x, Prim prim, const char* op) {
+  return meet(slot, x, op, [&](const std::vector<Array>& local) {
+    // This process' replicas first, then one transfer of the partial result.
+    const Array part = reduce_all(prim, local);
+    if (!world_) return std::vector<Array>{part};
+    Array out = detail::empty_array(part.shape(), part.dtype(), part.weak_type());
+    if (world_->all_reduce(part.size() ? detail::raw_data(part) : nullptr, out.size() ? detail::raw_data(out) : nullptr,
+                           part.size(), part.dtype(), reduce_op(prim), op))
+      return std::vector<Array>{out};
+    // No native reduction for this dtype: every process' partial result, reduced here.
+    return std::vector<Array>{reduce_all(prim, gather_processes(*world_, {part}, op))};
+  })[0];
 }
 
 void Rendezvous::abort() {
@@ -215,27 +291,27 @@ Avals numeric_aval(std::span<const Aval> in, const Params& p, const char* op) {
 
 // ---- eager impls: the replicas meet in their pmap's rendezvous ----
 
-// Every replica's operand, in replica order, and this replica's index.
-std::pair<std::vector<Array>, int64_t> exchange(const char* op, const Params& p, const Array& x) {
+// The axis bound to pmap replicas on this thread (or a clear error).
+const cl::NamedAxis& replica_axis(const char* op, const Params& p) {
   const std::string& name = axis_of(p);
   const cl::NamedAxis* axis = cl::find_axis(name);
   if (!axis || !axis->rendezvous)
     throw ValueError(str("[", op, "] axis name '", name, "' is not bound to pmap replicas on this thread (bound: ",
                          cl::bound_axes_text(), "); call collectives inside jx::pmap(f, {.axis_name = \"",
                          name, "\"}) or jx::vmap(f, {.axis_name = \"", name, "\"})"));
-  return {axis->rendezvous->exchange(axis->index, x, op), axis->index};
+  return *axis;
 }
 
-Array reduce_all(Prim p, const std::vector<Array>& all) {
-  Array acc = all[0];
-  for (size_t j = 1; j < all.size(); ++j)
-    acc = p == Prim::Psum ? lax::add(acc, all[j]) : p == Prim::Pmax ? lax::max(acc, all[j]) : lax::min(acc, all[j]);
-  return acc;
+// Every replica's operand, in global replica order, and this replica's global index.
+std::pair<std::vector<Array>, int64_t> exchange(const char* op, const Params& p, const Array& x) {
+  const cl::NamedAxis& axis = replica_axis(op, p);
+  return {axis.rendezvous->gather(axis.slot, x, op), axis.index};
 }
 
 template <Prim P>
 void reduce_impl(std::span<const Array> in, std::span<Array> out, const Params& p) {
-  out[0] = reduce_all(P, exchange(name(P), p, in[0]).first);
+  const cl::NamedAxis& axis = replica_axis(name(P), p);
+  out[0] = axis.rendezvous->reduce(axis.slot, in[0], P, name(P));
 }
 
 void all_gather_impl(std::span<const Array> in, std::span<Array> out, const Params& p) {
@@ -253,8 +329,9 @@ Array block(const Array& x, int64_t dim, int64_t index, int64_t n, bool tiled) {
 }
 
 void reduce_scatter_impl(std::span<const Array> in, std::span<Array> out, const Params& p) {
-  auto [all, i] = exchange("psum_scatter", p, in[0]);
-  out[0] = block(reduce_all(Prim::Psum, all), p.i("scatter_dimension"), i, p.i("axis_size"), p.b("tiled"));
+  const cl::NamedAxis& axis = replica_axis("psum_scatter", p);
+  const Array total = axis.rendezvous->reduce(axis.slot, in[0], Prim::Psum, "psum_scatter");
+  out[0] = block(total, p.i("scatter_dimension"), axis.index, p.i("axis_size"), p.b("tiled"));
 }
 
 void all_to_all_impl(std::span<const Array> in, std::span<Array> out, const Params& p) {

@@ -11,31 +11,47 @@
 #pragma once
 #include <condition_variable>
 #include <cstdint>
+#include <exception>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
 
 #include "jx/array.h"
+#include "ops/primitive.h"
+#include "support/process_group.h"
 
 namespace jx::ops::collective {
 
-// The replicas of one pmap call meet here at each collective: every replica deposits its
-// value and receives all of them, in replica order. If a replica fails, abort() wakes the
-// others, whose collectives then throw instead of waiting forever.
+// The replicas of one pmap call meet here at each collective. Each process runs its local
+// replicas as threads; the last one to arrive combines their values for all (and, in a
+// multi-process run, exchanges them with the other processes through the process group,
+// support/process_group.h). If a replica fails, abort() wakes the others, whose collectives
+// then throw instead of waiting forever.
 class Rendezvous {
  public:
-  explicit Rendezvous(int64_t n) : n_(n), slots_(size_t(n)) {}
-  std::vector<Array> exchange(int64_t index, const Array& x, const char* op);
+  // `local` replicas in this process; `world` the process group (null: this process only;
+  // pmap passes it only when the run has several processes).
+  explicit Rendezvous(int64_t local, std::shared_ptr<support::ProcessGroup> world = nullptr);
+  // Every replica's x, of every process, in global replica order.
+  std::vector<Array> gather(int64_t slot, const Array& x, const char* op);
+  // The sum, max or min (prim Psum, Pmax, Pmin) of every replica's x.
+  Array reduce(int64_t slot, const Array& x, Prim prim, const char* op);
   void abort();
 
  private:
+  using Combine = std::function<std::vector<Array>(const std::vector<Array>& local)>;
+  std::vector<Array> meet(int64_t slot, const Array& x, const char* op, const Combine& combine);
+
   const int64_t n_;
+  const std::shared_ptr<support::ProcessGroup> world_;
   std::mutex mu_;
   std::condition_variable cv_;
   int64_t arrived_ = 0;
   uint64_t round_ = 0;
   bool aborted_ = false;
+  std::exception_ptr failure_;  // the error of a failed exchange, for the replicas it woke
   std::vector<Array> slots_, last_;
 };
 
@@ -44,6 +60,7 @@ struct NamedAxis {
   int64_t size = 0;
   int64_t index = -1;                       // the replica's index (pmap), else -1 (vmap)
   std::shared_ptr<Rendezvous> rendezvous;   // pmap only
+  int64_t slot = -1;                        // pmap: the replica's index in this process
 };
 
 // Binds a named axis on this thread for the scope's lifetime (innermost wins).

@@ -61,16 +61,19 @@ void check_inputs(ops::Prim p, std::span<const Array> in) {
 // The input avals of an eager call. Most primitives take at most 4 operands: their avals stay
 // on the stack (a heap vector here was one of a 1-element op's twelve mallocs, bench_eager's
 // dispatch).
+// Also the device the operands are committed to (jx/device.h), which the results get.
 struct InputAvals {
   std::array<ops::Aval, 4> small;
   ops::Avals large;
   std::span<const ops::Aval> span;
+  int32_t device = -1;
   InputAvals(ops::Prim p, std::span<const Array> in) {
     if (in.size() > small.size()) large.resize(in.size());
     ops::Aval* avals = in.size() > small.size() ? large.data() : small.data();
     for (size_t i = 0; i < in.size(); ++i) {
       if (!in[i].is_concrete()) escaped(p, in[i]);
       avals[i] = ops::aval_of(in[i]);
+      detail::merge_device(ops::name(p), device, in[i]);
     }
     span = std::span<const ops::Aval>(avals, in.size());
   }
@@ -87,6 +90,8 @@ ops::Arrays eval_primitive(ops::Prim p, std::span<const Array> in, const ops::Pa
   out.reserve(out_avals.size());
   for (const ops::Aval& av : out_avals) out.push_back(detail::empty_array(av.shape, av.dtype, av.weak));
   pi.impl(in, out, params);
+  if (avals.device >= 0)
+    for (Array& o : out) detail::commit(o, avals.device);
   return out;
 }
 
@@ -108,6 +113,7 @@ Array bind1(ops::Prim p, std::span<const Array> in, const ops::Params& params) {
     JX_CHECK(out_avals.size() == 1, ops::name(p), " has ", out_avals.size(), " outputs");
     Array out = detail::empty_array(out_avals[0].shape, out_avals[0].dtype, out_avals[0].weak);
     pi.impl(in, std::span<Array>(&out, 1), params);
+    if (avals.device >= 0) detail::commit(out, avals.device);
     return out;
   }
   ops::Arrays out = bind(p, in, params);

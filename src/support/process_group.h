@@ -1,0 +1,40 @@
+// The processes of a multi-process run, as the layers below jx::distributed see them: the
+// collectives (ops/collective) exchange bytes through it and checkpoints ask which process
+// writes. jx::distributed::initialize() installs the MPI implementation
+// (src/distributed/mpi.cpp); a GPU build would install one over NCCL behind the same calls.
+// Without it (world() null) the run is one process.
+#pragma once
+#include <cstdint>
+#include <memory>
+
+#include "jx/dtype.h"
+
+namespace jx::support {
+
+class ProcessGroup {
+ public:
+  enum class Reduce { Sum, Max, Min };
+  virtual ~ProcessGroup() = default;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  // recv = the elementwise reduction over the processes of every process' send (`count`
+  // elements of `dtype`). Returns false, touching nothing, for a dtype the transport cannot
+  // reduce (float16, bfloat16, bool): the caller gathers and reduces itself. `what` names
+  // the operation in errors; every process must make the same calls in the same order
+  // (checked: a mismatch throws DistributedError naming both sides).
+  virtual bool all_reduce(const void* send, void* recv, int64_t count, DType dtype, Reduce op,
+                          const char* what) = 0;
+  // recv (size() * bytes) = every process' `bytes` bytes of send, in process order.
+  virtual void all_gather(const void* send, void* recv, int64_t bytes, const char* what) = 0;
+  // Returns once every process has called it.
+  virtual void barrier(const char* what) = 0;
+};
+
+// The process group of this run, or null for a single process.
+std::shared_ptr<ProcessGroup> world();
+void set_world(std::shared_ptr<ProcessGroup> group);
+// world()'s rank and size, 0 and 1 without one.
+int process_index();
+int process_count();
+
+}  // namespace jx::support

@@ -1,0 +1,195 @@
+// Multi-process runs over MPI, run by ctest as `mpirun -np 2 test_mpi_collectives DIR`
+// (tests/CMakeLists.txt), with 1 and with 2 CPU devices per process: the global device
+// list, every collective across the processes against hand-computed values, data-parallel
+// gradients against the full batch's, mismatched programs as a clear error that leaves the
+// processes in step, and checkpoints written once by process 0 and read by both.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+#include "jx/jx.h"
+
+namespace {
+
+namespace jnp = jx::numpy;
+namespace lax = jx::lax;
+using jx::Array;
+using jx::Tree;
+
+std::string g_dir;
+
+int64_t local() { return jx::local_device_count(); }
+int64_t global() { return local() * jx::process_count(); }
+int64_t first() { return jx::process_index() * local(); }
+
+// Replica g's value row: [g + 1, 2g, -g] (float32), for this process' replicas.
+Array rows() {
+  Array g = jnp::arange(first(), first() + local()).astype(jx::float32);
+  return jnp::stack({g + 1.0f, g * 2.0f, -g}, 1);
+}
+
+std::vector<float> values(const Array& a) { return a.astype(jx::float32).to_vector<float>(); }
+
+TEST(Mpi, Devices) {
+  ASSERT_EQ(jx::process_count(), 2);
+  EXPECT_TRUE(jx::distributed::is_initialized());
+  EXPECT_EQ(jx::device_count(), 2 * local());
+  std::vector<jx::Device> all = jx::devices();
+  ASSERT_EQ(int64_t(all.size()), global());
+  for (int64_t k = 0; k < global(); ++k) {
+    EXPECT_EQ(all[size_t(k)].id, k);
+    EXPECT_EQ(all[size_t(k)].process_index, k / local());
+  }
+  for (const jx::Device& d : jx::local_devices()) EXPECT_EQ(d.process_index, jx::process_index());
+  EXPECT_EQ(int64_t(jx::local_devices().size()), local());
+}
+
+TEST(Mpi, Reductions) {
+  const double G = double(global());
+  // sum over g < G of (g + 1), 2g, -g; max and min of each column.
+  const std::vector<float> sum{float(G * (G + 1) / 2), float(G * (G - 1)), float(-G * (G - 1) / 2)};
+  const std::vector<float> max{float(G), float(2 * (G - 1)), 0.0f};
+  const std::vector<float> min{1.0f, 0.0f, float(-(G - 1))};
+  auto run = [&](auto f) { return jx::pmap(f, {.axis_name = "i"})(rows()); };
+  Array s = run([](const Array& x) { return lax::psum(x, "i"); });
+  Array m = run([](const Array& x) { return lax::pmean(x, "i"); });
+  Array hi = run([](const Array& x) { return lax::pmax(x, "i"); });
+  Array lo = run([](const Array& x) { return lax::pmin(x, "i"); });
+  for (int64_t i = 0; i < local(); ++i) {
+    EXPECT_EQ(values(s(i)), sum) << "replica " << i;
+    std::vector<float> mean = sum;
+    for (float& v : mean) v = float(v / G);
+    EXPECT_EQ(values(m(i)), mean);
+    EXPECT_EQ(values(hi(i)), max);
+    EXPECT_EQ(values(lo(i)), min);
+  }
+  // Without a native MPI reduction (float16) and from bool (psum counts in int32).
+  Array h = jx::pmap([](const Array& x) { return lax::psum(x.astype(jx::float16), "i"); }, {.axis_name = "i"})(rows());
+  EXPECT_EQ(h.dtype(), jx::float16);
+  EXPECT_EQ(values(h(0)), sum);
+  Array b = jx::pmap([](const Array& x) { return lax::psum(x > 0.0f, "i"); }, {.axis_name = "i"})(rows());
+  EXPECT_EQ(b.dtype(), jx::int32);
+  EXPECT_EQ(b(0).to_vector<int32_t>(), (std::vector<int32_t>{int32_t(G), int32_t(G - 1), 0}));
+}
+
+TEST(Mpi, GatherScatterPermute) {
+  const int64_t G = global();
+  // all_gather: every replica sees the whole table, stacked or tiled.
+  Array table = jnp::stack({jnp::arange(G).astype(jx::float32) + 1.0f, jnp::arange(G).astype(jx::float32) * 2.0f,
+                            -jnp::arange(G).astype(jx::float32)},
+                           1);
+  Array stacked = jx::pmap([](const Array& x) { return lax::all_gather(x, "i"); }, {.axis_name = "i"})(rows());
+  Array tiled = jx::pmap([](const Array& x) { return lax::all_gather(x, "i", 0, true); }, {.axis_name = "i"})(rows());
+  EXPECT_EQ(values(stacked(local() - 1)), values(table));
+  EXPECT_EQ(values(tiled(0)), values(table.reshape({-1})));
+  // axis_index is the global index.
+  Array idx = jx::pmap([](const Array&) { return lax::axis_index("i"); }, {.axis_name = "i"})(rows());
+  for (int64_t i = 0; i < local(); ++i) EXPECT_EQ(idx(i).item<int32_t>(), first() + i);
+  // Replica g holds v_g[j] = 10 g + j (j < G).
+  Array v = (jnp::arange(first(), first() + local()).astype(jx::float32) * 10.0f).reshape({-1, 1}) +
+            jnp::arange(G).astype(jx::float32);
+  // psum_scatter: replica g gets element g of the sum, sum_h (10 h + g).
+  Array sc = jx::pmap([](const Array& x) { return lax::psum_scatter(x, "i"); }, {.axis_name = "i"})(v);
+  // all_to_all: replica g receives element g from every h, 10 h + g.
+  Array a2a = jx::pmap([](const Array& x) { return lax::all_to_all(x, "i", 0, 0); }, {.axis_name = "i"})(v);
+  // ppermute: a ring shift, replica g gets v_{g-1}.
+  std::vector<std::pair<int64_t, int64_t>> ring;
+  for (int64_t h = 0; h < G; ++h) ring.emplace_back(h, (h + 1) % G);
+  Array pp = jx::pmap([&](const Array& x) { return lax::ppermute(x, "i", ring); }, {.axis_name = "i"})(v);
+  for (int64_t i = 0; i < local(); ++i) {
+    const int64_t g = first() + i;
+    EXPECT_EQ(sc(i).item<float>(), float(10 * G * (G - 1) / 2 + G * g)) << "replica " << g;
+    std::vector<float> want, prev;
+    for (int64_t h = 0; h < G; ++h) want.push_back(float(10 * h + g));
+    for (int64_t j = 0; j < G; ++j) prev.push_back(float(10 * ((g + G - 1) % G) + j));
+    EXPECT_EQ(values(a2a(i)), want);
+    EXPECT_EQ(values(pp(i)), prev);
+  }
+}
+
+// Data-parallel: each replica's slice of a global batch, gradients averaged by pmean, equals
+// the gradient of the whole batch (which every process can compute alone).
+TEST(Mpi, DataParallelGradientEqualsFullBatch) {
+  const int64_t per = 4, G = global();
+  Array X = jnp::sin(jnp::arange(G * per * 3).astype(jx::float32) * 0.37f).reshape({G * per, 3});
+  Array Y = jnp::cos(jnp::arange(G * per).astype(jx::float32) * 0.71f);
+  Array w = jnp::array({0.5f, -1.0f, 2.0f});
+  auto loss = [](const Array& w, const Array& x, const Array& y) { return jnp::mean(jnp::square(jnp::dot(x, w) - y)); };
+  Array full = jx::grad(loss)(w, X, Y);
+  Array mine_x = X(jx::slice(first() * per, (first() + local()) * per)).reshape({local(), per, 3});
+  Array mine_y = Y(jx::slice(first() * per, (first() + local()) * per)).reshape({local(), per});
+  Array g = jx::pmap([&](const Array& w, const Array& x, const Array& y) { return lax::pmean(jx::grad(loss)(w, x, y), "i"); },
+                     {.axis_name = "i", .in_axes = {jx::none, 0, 0}})(w, mine_x, mine_y);
+  for (int64_t i = 0; i < local(); ++i) {
+    std::vector<float> got = values(g(i)), want = values(full);
+    for (size_t k = 0; k < want.size(); ++k) EXPECT_NEAR(got[k], want[k], 1e-5 * (1 + std::abs(want[k])));
+  }
+}
+
+// Processes that reach different collectives get an error naming both sides, and stay in
+// step: the next collective works.
+TEST(Mpi, MismatchedProgramsAreAnErrorNotAHang) {
+  Array x = jnp::ones({local(), 3 + jx::process_index()});
+  try {
+    jx::pmap([](const Array& a) { return lax::psum(a, "i"); }, {.axis_name = "i"})(x);
+    FAIL() << "mismatched shapes across processes did not throw";
+  } catch (const jx::DistributedError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("[psum] process"), std::string::npos) << m;
+    EXPECT_NE(m.find("12 bytes"), std::string::npos) << m;
+    EXPECT_NE(m.find("16 bytes"), std::string::npos) << m;
+    EXPECT_NE(m.find("same program"), std::string::npos) << m;
+  }
+  Array ok = jx::pmap([](const Array& a) { return lax::psum(a, "i"); }, {.axis_name = "i"})(jnp::ones({local(), 2}));
+  EXPECT_EQ(values(ok(0)), (std::vector<float>{float(global()), float(global())}));
+  // A pmap with an axis name maps one slice per local device in a multi-process run.
+  if (local() == 2) {
+    try {
+      jx::pmap([](const Array& a) { return lax::psum(a, "i"); }, {.axis_name = "i"})(jnp::ones({1, 2}));
+      FAIL() << "a pmap over fewer slices than local devices did not throw";
+    } catch (const jx::ValueError& e) {
+      EXPECT_NE(std::string(e.what()).find("one slice per local device"), std::string::npos) << e.what();
+    }
+  }
+}
+
+// Checkpoints: process 0 writes, once; after the save both processes see the step and
+// restore the same values.
+TEST(Mpi, CheckpointsAreWrittenOnceAndReadByAll) {
+  namespace fs = std::filesystem;
+  const std::string dir = g_dir + "/ckpt_" + std::to_string(local());
+  if (jx::process_index() == 0) fs::remove_all(dir);
+  jx::distributed::barrier();
+  Tree state{{"w", jnp::arange(6).astype(jx::float32)}, {"step", Array(int32_t(7))}};
+  {
+    jx::ckpt::CheckpointManager mgr(dir, {.max_to_keep = 1, .create = true});
+    mgr.save(1, state);
+    mgr.save(2, state);  // deletes step 1 (max_to_keep), on process 0 only
+    mgr.wait_until_finished();
+    EXPECT_EQ(mgr.all_steps(), (std::vector<int64_t>{2}));
+    Tree back = mgr.restore(2);
+    EXPECT_EQ(back["w"].array().to_vector<float>(), state["w"].array().to_vector<float>());
+  }
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename().string());
+  EXPECT_EQ(names, (std::vector<std::string>{"2"})) << "a second writer or a leftover temporary directory";
+  jx::distributed::barrier();  // both have listed the directory before process 0 writes again
+  jx::ckpt::save(dir + "/single", state);
+  EXPECT_EQ(jx::ckpt::restore(dir + "/single")["step"].array().item<int32_t>(), 7);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  jx::distributed::initialize();
+  if (jx::process_count() != 2 || argc < 2) {
+    std::fprintf(stderr, "usage: mpirun -np 2 %s WORK_DIR (a directory both processes can write)\n", argv[0]);
+    return 2;
+  }
+  g_dir = argv[1];
+  std::filesystem::create_directories(g_dir);
+  return RUN_ALL_TESTS();
+}
