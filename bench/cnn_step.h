@@ -22,14 +22,21 @@ inline jx::optim::TrainState cnn_state(const jx::Array& x) {
       tutorial_optimizer());
 }
 
-inline std::pair<jx::optim::TrainState, jx::Array> cnn_step(const jx::optim::TrainState& s, const jx::Array& x,
-                                                            const jx::Array& labels, const jx::Array& key) {
+// The batch's mean loss and its gradients.
+inline std::pair<jx::Array, jx::Tree> cnn_loss_and_grads(const jx::Tree& params, const jx::Array& x,
+                                                         const jx::Array& labels, const jx::Array& key) {
   tutorial::CNN model;
-  auto loss_fn = [&](const jx::Tree& params) {
-    jx::Array logits = model.apply(jx::Tree{{"params", params}}, x, false, jx::nn::Rngs{{"dropout", key}});
+  auto loss_fn = [&](const jx::Tree& p) {
+    jx::Array logits = model.apply(jx::Tree{{"params", p}}, x, false, jx::nn::Rngs{{"dropout", key}});
     return jx::numpy::mean(jx::optim::softmax_cross_entropy_with_integer_labels(logits, labels));
   };
-  auto [loss, grads] = jx::value_and_grad(loss_fn)(s.params);
+  auto [loss, grads] = jx::value_and_grad(loss_fn)(params);
+  return {loss, grads};
+}
+
+inline std::pair<jx::optim::TrainState, jx::Array> cnn_step(const jx::optim::TrainState& s, const jx::Array& x,
+                                                            const jx::Array& labels, const jx::Array& key) {
+  auto [loss, grads] = cnn_loss_and_grads(s.params, x, labels, key);
   return {s.apply_gradients(grads), loss};
 }
 
