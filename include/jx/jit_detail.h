@@ -99,6 +99,29 @@ bool disabled();
 std::vector<Array> call(JitCore& core, tree::TreeDef&& in_def, std::vector<Array>& leaves,
                         TraceFn trace, std::shared_ptr<const tree::TreeDef>* out_def);
 
+// One replica's call of f (pmap, shard_map): f(args...) jitted through `core` with `key` as a
+// leading static argument (so the programs of different axis sizes or meshes never share a
+// cache entry), or eagerly under disable_jit. Returns the result's leaves; *out_def is set
+// to their structure.
+template <class R, class Key, class F, class... Args>
+std::vector<Array> call_replica(JitCore& core, const Key& key, const F& f, const std::tuple<Args...>& args,
+                                std::shared_ptr<const tree::TreeDef>* out_def) {
+  if (disabled()) {
+    auto flat = tree::flatten(R(std::apply(f, args)));
+    *out_def = std::make_shared<const tree::TreeDef>(std::move(flat.second));
+    return std::move(flat.first);
+  }
+  auto flat = std::apply([&](const auto&... a) { return flatten_args(key, a...); }, args);
+  // f on traced leaves of (key, args...), the key dropped.
+  auto trace = [&f](const std::vector<Array>& xs, const tree::TreeDef& in_def, tree::TreeDef* od) {
+    auto in = tree::unflatten<std::tuple<Key, Args...>>(in_def, xs);
+    auto out = tree::flatten(R(std::apply([&](const Key&, const auto&... a) { return f(a...); }, in)));
+    *od = std::move(out.second);
+    return std::move(out.first);
+  };
+  return call(core, std::move(flat.second), flat.first, TraceFn(trace), out_def);
+}
+
 }  // namespace jit_detail
 
 }  // namespace jx

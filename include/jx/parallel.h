@@ -157,18 +157,8 @@ class Pmapped {
     // One replica: its arguments rebuilt from its leaves, then f jitted (the axis size is a
     // static argument, so the program of one axis size serves only that size).
     pmap_detail::ReplicaFn replica = [&](int64_t, const std::vector<Array>& xs) {
-      In mine = tree::unflatten<In>(def, xs);
       std::shared_ptr<const tree::TreeDef> od;
-      std::vector<Array> outs;
-      if (jit_detail::disabled()) {
-        auto flat = tree::flatten(R(std::apply(f_, mine)));
-        od = std::make_shared<const tree::TreeDef>(std::move(flat.second));
-        outs = std::move(flat.first);
-      } else {
-        auto flat = std::apply([&](const auto&... a) { return jit_detail::flatten_args(n, a...); }, mine);
-        Tracer<R, int64_t, std::decay_t<Args>...> trace{f_};
-        outs = jit_detail::call(*core_, std::move(flat.second), flat.first, jit_detail::TraceFn(trace), &od);
-      }
+      std::vector<Array> outs = jit_detail::call_replica<R>(*core_, n, f_, tree::unflatten<In>(def, xs), &od);
       std::lock_guard<std::mutex> g(mu);
       if (!out_def) out_def = od;
       return outs;
@@ -180,19 +170,6 @@ class Pmapped {
   }
 
  private:
-  // f on traced leaves of (axis size, args...), the axis size dropped.
-  template <class R, class... Args>
-  struct Tracer {
-    const F& f;
-    std::vector<Array> operator()(const std::vector<Array>& xs, const tree::TreeDef& in_def,
-                                  tree::TreeDef* out_def) const {
-      auto in = tree::unflatten<std::tuple<Args...>>(in_def, xs);
-      auto out = tree::flatten(R(std::apply([&](int64_t, const auto&... a) { return f(a...); }, in)));
-      *out_def = std::move(out.second);
-      return std::move(out.first);
-    }
-  };
-
   F f_;
   PmapOptions opts_;
   std::shared_ptr<jit_detail::JitCore> core_;

@@ -118,18 +118,8 @@ class ShardMapped {
       });
     } else {
       outs = shard_map_detail::run(opts_, leaves, specs, [&](const std::vector<Array>& xs) {
-        In mine = tree::unflatten<In>(def, xs);
         std::shared_ptr<const tree::TreeDef> od;
-        std::vector<Array> result;
-        if (jit_detail::disabled()) {
-          auto flat = tree::flatten(R(std::apply(f_, mine)));
-          od = std::make_shared<const tree::TreeDef>(std::move(flat.second));
-          result = std::move(flat.first);
-        } else {
-          auto flat = std::apply([&](const auto&... a) { return jit_detail::flatten_args(key_, a...); }, mine);
-          Tracer<R, std::string, std::decay_t<Args>...> trace{f_};
-          result = jit_detail::call(*core_, std::move(flat.second), flat.first, jit_detail::TraceFn(trace), &od);
-        }
+        std::vector<Array> result = jit_detail::call_replica<R>(*core_, key_, f_, tree::unflatten<In>(def, xs), &od);
         std::lock_guard<std::mutex> g(mu);
         out_def = *od;
         return result;
@@ -139,19 +129,6 @@ class ShardMapped {
   }
 
  private:
-  // f on traced leaves of (the mesh signature, args...), the signature dropped.
-  template <class R, class... Args>
-  struct Tracer {
-    const F& f;
-    std::vector<Array> operator()(const std::vector<Array>& xs, const tree::TreeDef& in_def,
-                                  tree::TreeDef* out_def) const {
-      auto in = tree::unflatten<std::tuple<Args...>>(in_def, xs);
-      auto out = tree::flatten(R(std::apply([&](const std::string&, const auto&... a) { return f(a...); }, in)));
-      *out_def = std::move(out.second);
-      return std::move(out.first);
-    }
-  };
-
   F f_;
   ShardMapOptions opts_;
   std::string key_;
