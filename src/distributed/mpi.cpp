@@ -79,9 +79,10 @@ class MpiGroup final : public support::ProcessGroup {
   int rank() const override { return rank_; }
   int size() const override { return size_; }
 
-  bool all_reduce(const void* send, void* recv, int64_t count, DType dtype, Reduce op, const char* what) override {
-    const MPI_Datatype type = mpi_type(dtype);
-    if (type == MPI_DATATYPE_NULL) return false;
+  bool can_reduce(DType dtype) const override { return mpi_type(dtype) != MPI_DATATYPE_NULL; }
+
+  void all_reduce(const void* send, void* recv, int64_t count, DType dtype, Reduce op, const char* what) override {
+    const MPI_Datatype type = reducible(dtype, what);
     std::lock_guard<std::mutex> g(mu_);
     agree(what, dtype, count * int64_t(itemsize(dtype)));
     const MPI_Op mop = op == Reduce::Sum ? MPI_SUM : op == Reduce::Max ? MPI_MAX : MPI_MIN;
@@ -92,7 +93,17 @@ class MpiGroup final : public support::ProcessGroup {
       MPI_Allreduce(static_cast<const char*>(send) + off, static_cast<char*>(recv) + off, n, type, mop,
                     MPI_COMM_WORLD);
     }
-    return true;
+  }
+
+  void reduce_scatter(const void* send, void* recv, int64_t count, DType dtype, const char* what) override {
+    const MPI_Datatype type = reducible(dtype, what);
+    const int64_t block = count / size_;
+    if (block * size_ != count || block > INT_MAX)
+      throw DistributedError(str("[", what, "] cannot split ", count, " elements into ", size_,
+                                 " blocks of at most 2^31 - 1"));
+    std::lock_guard<std::mutex> g(mu_);
+    agree("reduce_scatter", dtype, count * int64_t(itemsize(dtype)));  // not an all-reduce's header
+    MPI_Reduce_scatter_block(send, recv, int(block), type, MPI_SUM, MPI_COMM_WORLD);
   }
 
   void all_gather(const void* send, void* recv, int64_t bytes, const char* what) override {
@@ -113,6 +124,13 @@ class MpiGroup final : public support::ProcessGroup {
   bool broken() const { return broken_; }
 
  private:
+  MPI_Datatype reducible(DType dtype, const char* what) const {
+    const MPI_Datatype type = mpi_type(dtype);
+    if (type == MPI_DATATYPE_NULL)
+      throw InternalError(str("[", what, "] MPI reduction of ", dtype_name(dtype), " (check can_reduce first)"));
+    return type;
+  }
+
   // Every process is about to run the same transfer, or a DistributedError says which differ.
   void agree(const char* what, std::optional<DType> dtype, int64_t bytes) {
     Header mine;

@@ -123,12 +123,26 @@ Array Rendezvous::reduce(int64_t slot, const Array& x, Prim prim, const char* op
     // This process' replicas first, then one transfer of the partial result.
     const Array part = reduce_all(prim, local);
     if (!world_) return std::vector<Array>{part};
-    Array out = detail::empty_array(part.shape(), part.dtype(), part.weak_type());
-    if (world_->all_reduce(part.size() ? detail::raw_data(part) : nullptr, out.size() ? detail::raw_data(out) : nullptr,
-                           part.size(), part.dtype(), reduce_op(prim), op))
-      return std::vector<Array>{out};
     // No native reduction for this dtype: every process' partial result, reduced here.
-    return std::vector<Array>{reduce_all(prim, gather_processes(*world_, {part}, op))};
+    if (!world_->can_reduce(part.dtype())) return std::vector<Array>{reduce_all(prim, gather_processes(*world_, {part}, op))};
+    Array out = detail::empty_array(part.shape(), part.dtype(), part.weak_type());
+    if (part.size())
+      world_->all_reduce(detail::raw_data(part), detail::raw_data(out), part.size(), part.dtype(), reduce_op(prim), op);
+    return std::vector<Array>{out};
+  })[0];
+}
+
+Array Rendezvous::reduce_scatter(int64_t slot, const Array& x, const char* op) {
+  const int64_t processes = world_ ? world_->size() : 1;
+  if (processes == 1 || !world_->can_reduce(x.dtype()) || x.ndim() == 0 || x.shape()[0] % processes != 0)
+    return Array();
+  return meet(slot, x, op, [&](const std::vector<Array>& local) {
+    const Array part = reduce_all(Prim::Psum, local);
+    Shape shape = part.shape();
+    shape[0] /= processes;
+    Array out = detail::empty_array(shape, part.dtype(), part.weak_type());
+    if (part.size()) world_->reduce_scatter(detail::raw_data(part), detail::raw_data(out), part.size(), part.dtype(), op);
+    return std::vector<Array>{out};
   })[0];
 }
 
@@ -330,8 +344,17 @@ Array block(const Array& x, int64_t dim, int64_t index, int64_t n, bool tiled) {
 
 void reduce_scatter_impl(std::span<const Array> in, std::span<Array> out, const Params& p) {
   const cl::NamedAxis& axis = replica_axis("psum_scatter", p);
+  const bool tiled = p.b("tiled");
+  // Across processes along dim 0: each process receives only its replicas' blocks.
+  if (p.i("scatter_dimension") == 0) {
+    const Array mine = axis.rendezvous->reduce_scatter(axis.slot, in[0], "psum_scatter");
+    if (mine.valid()) {
+      out[0] = block(mine, 0, axis.slot, axis.rendezvous->local_replicas(), tiled);
+      return;
+    }
+  }
   const Array total = axis.rendezvous->reduce(axis.slot, in[0], Prim::Psum, "psum_scatter");
-  out[0] = block(total, p.i("scatter_dimension"), axis.index, p.i("axis_size"), p.b("tiled"));
+  out[0] = block(total, p.i("scatter_dimension"), axis.index, p.i("axis_size"), tiled);
 }
 
 void all_to_all_impl(std::span<const Array> in, std::span<Array> out, const Params& p) {

@@ -17,13 +17,18 @@ class ProcessGroup {
   virtual ~ProcessGroup() = default;
   virtual int rank() const = 0;
   virtual int size() const = 0;
+  // Whether all_reduce and reduce_scatter take this dtype (not float16, bfloat16, bool:
+  // for those the caller gathers and reduces itself).
+  virtual bool can_reduce(DType dtype) const = 0;
   // recv = the elementwise reduction over the processes of every process' send (`count`
-  // elements of `dtype`). Returns false, touching nothing, for a dtype the transport cannot
-  // reduce (float16, bfloat16, bool): the caller gathers and reduces itself. `what` names
-  // the operation in errors; every process must make the same calls in the same order
-  // (checked: a mismatch throws DistributedError naming both sides).
-  virtual bool all_reduce(const void* send, void* recv, int64_t count, DType dtype, Reduce op,
+  // elements of `dtype`). `what` names the operation in errors; every process must make
+  // the same calls in the same order (checked: a mismatch throws DistributedError naming
+  // both sides).
+  virtual void all_reduce(const void* send, void* recv, int64_t count, DType dtype, Reduce op,
                           const char* what) = 0;
+  // recv (count / size() elements) = block rank() of the elementwise sum over the processes
+  // of send (count elements, a multiple of size()): half the traffic of all_reduce.
+  virtual void reduce_scatter(const void* send, void* recv, int64_t count, DType dtype, const char* what) = 0;
   // recv (size() * bytes) = every process' `bytes` bytes of send, in process order.
   virtual void all_gather(const void* send, void* recv, int64_t bytes, const char* what) = 0;
   // Returns once every process has called it.

@@ -92,6 +92,10 @@ TEST(Mpi, GatherScatterPermute) {
             jnp::arange(G).astype(jx::float32);
   // psum_scatter: replica g gets element g of the sum, sum_h (10 h + g).
   Array sc = jx::pmap([](const Array& x) { return lax::psum_scatter(x, "i"); }, {.axis_name = "i"})(v);
+  // Tiled, and in float16 (no MPI reduction: gathered, then summed): the same blocks.
+  Array sc_tiled = jx::pmap([](const Array& x) { return lax::psum_scatter(x, "i", 0, true); }, {.axis_name = "i"})(v);
+  Array sc_half = jx::pmap([](const Array& x) { return lax::psum_scatter(x.astype(jx::float16), "i"); },
+                           {.axis_name = "i"})(v);
   // all_to_all: replica g receives element g from every h, 10 h + g.
   Array a2a = jx::pmap([](const Array& x) { return lax::all_to_all(x, "i", 0, 0); }, {.axis_name = "i"})(v);
   // ppermute: a ring shift, replica g gets v_{g-1}.
@@ -101,6 +105,8 @@ TEST(Mpi, GatherScatterPermute) {
   for (int64_t i = 0; i < local(); ++i) {
     const int64_t g = first() + i;
     EXPECT_EQ(sc(i).item<float>(), float(10 * G * (G - 1) / 2 + G * g)) << "replica " << g;
+    EXPECT_EQ(values(sc_tiled(i)), std::vector<float>{float(10 * G * (G - 1) / 2 + G * g)});
+    EXPECT_EQ(sc_half(i).astype(jx::float32).item<float>(), float(10 * G * (G - 1) / 2 + G * g));
     std::vector<float> want, prev;
     for (int64_t h = 0; h < G; ++h) want.push_back(float(10 * h + g));
     for (int64_t j = 0; j < G; ++j) prev.push_back(float(10 * ((g + G - 1) % G) + j));
