@@ -47,23 +47,28 @@ Array reduce_all(Prim p, const std::vector<Array>& all) {
 
 // Every process' values of `local` (each process' replicas, same type each), in process
 // order: the local values laid end to end and all-gathered as bytes.
+// The staging buffers come from jx's caching allocator: fresh memory from malloc costs
+// page faults of several ms per MB on every call.
 std::vector<Array> gather_processes(support::ProcessGroup& world, const std::vector<Array>& local, const char* op) {
   const Array& first = local[0];
-  const size_t bytes = first.nbytes();
-  std::vector<char> mine(bytes * local.size());
-  for (size_t j = 0; j < local.size(); ++j) {
-    if (local[j].shape() != first.shape() || local[j].dtype() != first.dtype())
-      throw ValueError(str("[", op, "] replica ", j, " passes ", type_str(local[j].dtype(), local[j].shape()),
-                           " but replica 0 passes ", type_str(first.dtype(), first.shape()),
-                           "; every replica must pass the same type"));
-    if (bytes) std::memcpy(mine.data() + j * bytes, detail::raw_data(local[j]), bytes);
+  const int64_t bytes = int64_t(first.nbytes()), n = int64_t(local.size());
+  Array mine = local[0];
+  if (n > 1) {
+    mine = detail::empty_array({n * bytes}, DType::UInt8);
+    for (int64_t j = 0; j < n; ++j) {
+      if (local[size_t(j)].shape() != first.shape() || local[size_t(j)].dtype() != first.dtype())
+        throw ValueError(str("[", op, "] replica ", j, " passes ", type_str(local[size_t(j)].dtype(), local[size_t(j)].shape()),
+                             " but replica 0 passes ", type_str(first.dtype(), first.shape()),
+                             "; every replica must pass the same type"));
+      if (bytes) std::memcpy(detail::data<char>(mine) + j * bytes, detail::raw_data(local[size_t(j)]), size_t(bytes));
+    }
   }
-  std::vector<char> all(mine.size() * size_t(world.size()));
-  world.all_gather(mine.data(), all.data(), int64_t(mine.size()), op);
+  const Array all = detail::empty_array({n * bytes * world.size()}, DType::UInt8);
+  if (bytes) world.all_gather(detail::raw_data(mine), detail::raw_data(all), n * bytes, op);
   std::vector<Array> out;
-  for (size_t j = 0; j < local.size() * size_t(world.size()); ++j) {
+  for (int64_t j = 0; j < n * world.size(); ++j) {
     Array a = detail::empty_array(first.shape(), first.dtype(), first.weak_type());
-    if (bytes) std::memcpy(detail::raw_data(a), all.data() + j * bytes, bytes);
+    if (bytes) std::memcpy(detail::raw_data(a), detail::data<char>(all) + j * bytes, size_t(bytes));
     out.push_back(std::move(a));
   }
   return out;
