@@ -120,7 +120,7 @@ class MpiGroup final : public support::ProcessGroup {
     agree(what, std::nullopt, 0);
   }
 
-  // After a failed transfer the processes are out of step: the job can only end.
+  // After a timed-out exchange the processes are out of step: the job can only end.
   bool broken() const { return broken_; }
 
  private:
@@ -133,6 +133,9 @@ class MpiGroup final : public support::ProcessGroup {
 
   // Every process is about to run the same transfer, or a DistributedError says which differ.
   void agree(const char* what, std::optional<DType> dtype, int64_t bytes) {
+    if (broken_)
+      throw DistributedError(str("[", what, "] an earlier collective of process ", rank_, " timed out, so the "
+                                 "processes are out of step; end the run (jx aborts it at exit)"));
     Header mine;
     std::strncpy(mine.op, what, sizeof(mine.op) - 1);
     mine.dtype = dtype ? int32_t(*dtype) : -1;
