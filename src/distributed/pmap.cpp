@@ -45,7 +45,6 @@ std::string pmap_name(const PmapOptions& opts) { return opts.name.empty() ? "pma
 
 Array replica_slice(const Array& x, int d, int64_t i) {
   if (d < 0) return x;
-  if (x.shape()[size_t(d)] == 1) return lax::squeeze(x, {d});  // a view, not a copy
   return lax::squeeze(lax::slice_in_dim(x, i, i + 1, 1, d), {d});
 }
 
