@@ -1,14 +1,11 @@
 // jnp.linalg: det, slogdet, inv, solve, cholesky, qr, eigh, eigvalsh, svd, svdvals, pinv,
-// lstsq (eager, through backend/cpu/linalg's float64 routines), and matrix_power,
-// matrix_rank, norm composed from jnp ops as in jax/_src/numpy/linalg.py.
-//
-// There are no linalg primitives yet (ops/primitives.def), so the decompositions need
-// concrete arrays: under a transformation they throw ConcretizationError.
+// lstsq on the linear-algebra primitives (jx::lax::linalg, over LAPACK), and matrix_power,
+// matrix_rank, norm composed from jnp ops, as jax/_src/numpy/linalg.py. All of them trace,
+// so they work under jit, grad and vmap.
 #include <cmath>
 #include <limits>
 
-#include "backend/cpu/linalg.h"
-#include "core/array_impl.h"
+#include "jx/lax/linalg.h"
 #include "jx/numpy.h"
 #include "numpy/promote.h"
 #include "ops/common.h"
@@ -16,98 +13,85 @@
 
 namespace jx::numpy::linalg {
 
-namespace cl = jx::cpu::linalg;
+namespace ll = jx::lax::linalg;
 
 namespace {
 
 std::string t_str(const Array& a) { return type_str(a.dtype(), a.shape()); }
 
-// A stack of matrices converted to float64 for the kernels, with the dtype to return.
-struct Stack {
-  Array x;  // float64, contiguous
-  Shape batch;
-  int64_t count = 1, m = 0, n = 0;
-  DType dtype = DType::Float32;
-  const double* data() const { return jx::detail::data<double>(x); }
-};
+// LAPACK computes in float32 or float64: integers and bools promote to float32 (jnp's
+// inexact promotion), float16 and bfloat16 compute in float32 and return in their type.
+DType result_dtype(DType t) { return is_floating(t) ? t : DType::Float32; }
+DType compute_dtype(DType t) { return t == DType::Float64 ? t : DType::Float32; }
 
-DType inexact(DType t) { return is_floating(t) ? t : DType::Float32; }
+int64_t rows(const Array& a) { return a.shape()[size_t(a.ndim() - 2)]; }
+int64_t cols(const Array& a) { return a.shape()[size_t(a.ndim() - 1)]; }
 
-Array require_concrete(const char* op, const Array& a) {
-  if (!a.is_concrete())
-    throw ConcretizationError(str("[linalg.", op, "] runs eagerly and needs a concrete array, got a "
-                                  "traced ", t_str(a), "; jx has no ", op,
-                                  " primitive yet, so call it outside jit/grad/vmap"));
-  return a;
-}
-
-Stack stack_of(const char* op, const Array& a, bool square) {
-  require_concrete(op, a);
+// a checked as a stack of matrices and converted to its compute dtype.
+Array matrices(const char* op, const Array& a, bool square) {
   if (a.ndim() < 2)
     throw ShapeError(str("[linalg.", op, "] needs an array of rank >= 2 (a stack of matrices), got ",
                          t_str(a)));
-  Stack s;
-  s.m = a.shape()[size_t(a.ndim() - 2)];
-  s.n = a.shape()[size_t(a.ndim() - 1)];
-  if (square && s.m != s.n)
+  if (square && rows(a) != cols(a))
     throw ShapeError(str("[linalg.", op, "] needs square matrices in the last two dims, got ",
                          t_str(a)));
-  s.batch = Shape(a.shape().begin(), a.shape().end() - 2);
-  s.count = s.batch.numel();
-  s.dtype = inexact(a.dtype());
-  s.x = lax::convert_element_type(a, DType::Float64, false);
-  return s;
+  return a.astype(compute_dtype(result_dtype(a.dtype())));
 }
+
+Array back(const Array& x, const Array& like) { return x.astype(result_dtype(like.dtype())); }
+Array mT(const Array& a) { return swapaxes(a, -1, -2); }
+Array diag(const Array& a) { return diagonal(a, 0, -2, -1); }
+double eps_of(DType t) { return finfo(t).eps; }
 
 Shape with(const Shape& batch, std::initializer_list<int64_t> tail) {
   Shape s = batch;
   for (int64_t d : tail) s.push_back(d);
   return s;
 }
+Shape batch_of(const Array& a) { return Shape(a.shape().begin(), a.shape().end() - 2); }
 
-Array f64(const Shape& s) { return jx::detail::empty_array(s, DType::Float64, false); }
-double* ptr(const Array& a) { return jx::detail::data<double>(a); }
-Array back(const Array& x, DType t) { return lax::convert_element_type(x, t, false); }
-
-// (a + a^T) / 2, or one triangle mirrored.
-std::vector<double> symmetric(const double* a, int64_t n, char tri) {
-  std::vector<double> s(static_cast<size_t>(n * n));
-  for (int64_t i = 0; i < n; ++i)
-    for (int64_t j = 0; j < n; ++j) {
-      double v;
-      if (tri == 'S') v = (a[i * n + j] + a[j * n + i]) / 2;
-      else if (tri == 'L') v = i >= j ? a[i * n + j] : a[j * n + i];
-      else v = i <= j ? a[i * n + j] : a[j * n + i];
-      s[size_t(i * n + j)] = v;
-    }
-  return s;
+// The number of row swaps in LU's pivots, per matrix.
+Array swap_count(const Array& pivots) {
+  return count_nonzero(pivots != arange(0, pivots.shape().back(), 1, DType::Int32), -1);
 }
 
-double eps_of(DType t) { return finfo(t).eps; }
+// x = a^-1 b for a stack of LU factors (JAX's lu_solve): permute b's rows, then the two
+// triangular solves. b: [..., n, k] with a's batch dims.
+Array lu_solve(const Array& lu, const Array& permutation, const Array& b) {
+  Array rows_of_b = take_along_axis(b, broadcast_to(expand_dims(permutation, -1), b.shape()), -2);
+  Array y = ll::triangular_solve(lu, rows_of_b, {.left_side = true, .lower = true, .unit_diagonal = true});
+  return ll::triangular_solve(lu, y, {.left_side = true, .lower = false});
+}
 
 }  // namespace
 
-Array det(const Array& a) {
-  Stack s = stack_of("det", a, true);
-  Array out = f64(s.batch);
-  for (int64_t b = 0; b < s.count; ++b) ptr(out)[b] = cl::det(s.data() + b * s.n * s.n, s.n);
-  return back(out, s.dtype);
+SlogdetResult slogdet(const Array& a0) {
+  Array a = matrices("slogdet", a0, true);
+  auto [lu, pivots, perm] = ll::lu(a);
+  Array d = diag(lu);
+  Array is_zero = any(d == 0, -1);
+  Array parity = swap_count(pivots) + count_nonzero(d < 0, -1);
+  Array one = ones({}, a.dtype());
+  Array sign = where(parity % 2 == 0, one, -one);
+  sign = where(is_zero, zeros({}, a.dtype()), sign);
+  Array logdet = where(is_zero, full({}, Array(-std::numeric_limits<double>::infinity()), a.dtype()),
+                       sum(log(abs(d)), -1));
+  return {back(sign, a0), back(logdet, a0)};
 }
 
-SlogdetResult slogdet(const Array& a) {
-  Stack s = stack_of("slogdet", a, true);
-  Array sign = f64(s.batch), logabs = f64(s.batch);
-  for (int64_t b = 0; b < s.count; ++b)
-    cl::slogdet(s.data() + b * s.n * s.n, s.n, ptr(sign) + b, ptr(logabs) + b);
-  return {back(sign, s.dtype), back(logabs, s.dtype)};
+// The product of U's diagonal with the pivots' sign: exact zeros for singular matrices
+// (exp(logdet) would not give them). Differentiable where a is invertible.
+Array det(const Array& a0) {
+  Array a = matrices("det", a0, true);
+  auto [lu, pivots, perm] = ll::lu(a);
+  Array sign = where(swap_count(pivots) % 2 == 0, ones({}, a.dtype()), -ones({}, a.dtype()));
+  return back(sign * prod(diag(lu), -1), a0);
 }
 
 Array solve(const Array& a0, const Array& b0) {
   auto ab = detail::promote_inexact({a0, b0});
-  Array a = ab[0], b = ab[1];
-  require_concrete("solve", b);
-  Stack probe = stack_of("solve", a, true);
-  const int64_t n = probe.n;
+  Array a = matrices("solve", ab[0], true), b = ab[1].astype(a.dtype());
+  const int64_t n = rows(a);
   const bool vec = b.ndim() == 1;
   if (!vec && b.ndim() < 2)
     throw ShapeError(str("[linalg.solve] b must be a vector or a stack of matrices, got ", t_str(b0)));
@@ -115,168 +99,99 @@ Array solve(const Array& a0, const Array& b0) {
   if (bn != n)
     throw ShapeError(str("[linalg.solve] a is ", t_str(a0), " but b is ", t_str(b0), "; b needs ", n,
                          " rows (its ", vec ? "only" : "second-to-last", " dim) to match a"));
-  Shape bbatch = vec ? Shape{} : Shape(b.shape().begin(), b.shape().end() - 2);
-  Shape batch = detail::broadcast_shapes("linalg.solve", {probe.batch, bbatch});
-  const int64_t k = vec ? 1 : b.shape()[size_t(b.ndim() - 1)];
+  Shape bbatch = vec ? Shape{} : batch_of(b);
+  Shape batch = detail::broadcast_shapes("linalg.solve", {batch_of(a), bbatch});
+  const int64_t k = vec ? 1 : cols(b);
   Array A = broadcast_to(a, with(batch, {n, n}));
-  Array B = vec ? broadcast_to(lax::reshape(b, Shape{n, 1}), with(batch, {n, 1}))
-                : broadcast_to(b, with(batch, {n, k}));
-  Stack sa = stack_of("solve", A, true);
-  Array bx = lax::convert_element_type(B, DType::Float64, false);
-  Array out = f64(with(batch, {n, k}));
-  for (int64_t i = 0; i < sa.count; ++i)
-    cl::solve(sa.data() + i * n * n, ptr(bx) + i * n * k, n, k, ptr(out) + i * n * k);
-  Array r = back(out, sa.dtype);
-  return vec ? lax::reshape(r, with(batch, {n})) : r;
+  Array B = vec ? broadcast_to(reshape(b, {n, 1}), with(batch, {n, 1})) : broadcast_to(b, with(batch, {n, k}));
+  auto [lu, pivots, perm] = ll::lu(A);
+  Array x = back(lu_solve(lu, perm, B), ab[0]);
+  return vec ? reshape(x, with(batch, {n})) : x;
 }
 
-Array inv(const Array& a) {
-  Stack s = stack_of("inv", a, true);
-  Array out = f64(with(s.batch, {s.n, s.n}));
-  std::vector<double> eye(static_cast<size_t>(s.n * s.n), 0.0);
-  for (int64_t i = 0; i < s.n; ++i) eye[size_t(i * s.n + i)] = 1;
-  for (int64_t b = 0; b < s.count; ++b)
-    cl::solve(s.data() + b * s.n * s.n, eye.data(), s.n, s.n, ptr(out) + b * s.n * s.n);
-  return back(out, s.dtype);
+Array inv(const Array& a0) {
+  Array a = matrices("inv", a0, true);
+  const int64_t n = rows(a);
+  auto [lu, pivots, perm] = ll::lu(a);
+  return back(lu_solve(lu, perm, broadcast_to(eye(n, std::nullopt, 0, a.dtype()), a.shape())), a0);
 }
 
-Array cholesky(const Array& a, bool upper) {
-  Stack s = stack_of("cholesky", a, true);
-  const int64_t n = s.n;
-  Array out = f64(with(s.batch, {n, n}));
-  for (int64_t b = 0; b < s.count; ++b) {
-    auto sym = symmetric(s.data() + b * n * n, n, 'S');
-    double* l = ptr(out) + b * n * n;
-    cl::cholesky(sym.data(), n, l);
-    if (upper)
-      for (int64_t i = 0; i < n; ++i)
-        for (int64_t j = i + 1; j < n; ++j) std::swap(l[i * n + j], l[j * n + i]);
-  }
-  return back(out, s.dtype);
+Array cholesky(const Array& a0, bool upper) {
+  Array l = ll::cholesky(matrices("cholesky", a0, true));
+  return back(upper ? mT(l) : l, a0);
 }
 
-QRResult qr(const Array& a, const std::string& mode) {
+QRResult qr(const Array& a0, const std::string& mode) {
   if (mode != "reduced" && mode != "complete" && mode != "r")
     throw ValueError(str("[linalg.qr] unknown mode \"", mode,
                          "\"; use \"reduced\", \"complete\" or \"r\""));
-  Stack s = stack_of("qr", a, false);
-  const int64_t m = s.m, n = s.n, k = std::min(m, n);
-  const int64_t qc = mode == "complete" ? m : k;
-  Array q = f64(with(s.batch, {m, qc})), r = f64(with(s.batch, {qc, n}));
-  for (int64_t b = 0; b < s.count; ++b)
-    cl::qr(s.data() + b * m * n, m, n, mode == "r" ? nullptr : ptr(q) + b * m * qc, qc,
-           ptr(r) + b * qc * n);
+  auto [q, r] = ll::qr(matrices("qr", a0, false), mode == "complete");
   QRResult res;
-  res.R = back(r, s.dtype);
-  if (mode != "r") res.Q = back(q, s.dtype);
+  res.R = back(r, a0);
+  if (mode != "r") res.Q = back(q, a0);
   return res;
 }
 
-EighResult eigh(const Array& a, const std::string& UPLO, bool symmetrize_input) {
+EighResult eigh(const Array& a0, const std::string& UPLO, bool symmetrize_input) {
   if (UPLO != "L" && UPLO != "U")
     throw ValueError(str("[linalg.eigh] UPLO must be \"L\" or \"U\", got \"", UPLO, "\""));
-  Stack s = stack_of("eigh", a, true);
-  const int64_t n = s.n;
-  Array w = f64(with(s.batch, {n})), v = f64(with(s.batch, {n, n}));
-  for (int64_t b = 0; b < s.count; ++b) {
-    auto sym = symmetric(s.data() + b * n * n, n, symmetrize_input ? 'S' : UPLO[0]);
-    cl::eigh(sym.data(), n, ptr(w) + b * n, ptr(v) + b * n * n);
-  }
-  return {back(w, s.dtype), back(v, s.dtype)};
+  auto [v, w] = ll::eigh(matrices("eigh", a0, true), UPLO == "L", symmetrize_input);
+  return {back(w, a0), back(v, a0)};
 }
 
 Array eigvalsh(const Array& a, const std::string& UPLO) { return eigh(a, UPLO).eigenvalues; }
 
-SVDResult svd(const Array& a, bool full_matrices) {
-  Stack s = stack_of("svd", a, false);
-  const int64_t m = s.m, n = s.n, k = std::min(m, n);
-  const int64_t uc = full_matrices ? m : k, vr = full_matrices ? n : k;
-  Array u = f64(with(s.batch, {m, uc})), sv = f64(with(s.batch, {k})), vt = f64(with(s.batch, {vr, n}));
-  for (int64_t b = 0; b < s.count; ++b)
-    cl::svd(s.data() + b * m * n, m, n, full_matrices, ptr(u) + b * m * uc, ptr(sv) + b * k,
-            ptr(vt) + b * vr * n);
-  return {back(u, s.dtype), back(sv, s.dtype), back(vt, s.dtype)};
+SVDResult svd(const Array& a0, bool full_matrices) {
+  auto [u, s, vh] = ll::svd(matrices("svd", a0, false), full_matrices);
+  return {back(u, a0), back(s, a0), back(vh, a0)};
 }
 
-Array svdvals(const Array& a) {
-  Stack s = stack_of("svdvals", a, false);
-  const int64_t k = std::min(s.m, s.n);
-  Array sv = f64(with(s.batch, {k}));
-  for (int64_t b = 0; b < s.count; ++b)
-    cl::svd(s.data() + b * s.m * s.n, s.m, s.n, false, nullptr, ptr(sv) + b * k, nullptr);
-  return back(sv, s.dtype);
+Array svdvals(const Array& a0) {
+  return back(ll::svd(matrices("svdvals", a0, false), false, false).s, a0);
 }
 
-Array pinv(const Array& a, std::optional<double> rtol) {
-  Stack s = stack_of("pinv", a, false);
-  const int64_t m = s.m, n = s.n, k = std::min(m, n);
-  const double rt = rtol ? *rtol : 10.0 * double(std::max(m, n)) * eps_of(s.dtype);
-  Array out = f64(with(s.batch, {n, m}));
-  std::vector<double> u(static_cast<size_t>(m * k)), sv(static_cast<size_t>(k)),
-      vt(static_cast<size_t>(k * n));
-  for (int64_t b = 0; b < s.count; ++b) {
-    double* o = ptr(out) + b * n * m;
-    std::fill(o, o + n * m, 0.0);
-    if (k == 0) continue;
-    cl::svd(s.data() + b * m * n, m, n, false, u.data(), sv.data(), vt.data());
-    const double cutoff = rt * sv[0];
-    for (int64_t j = 0; j < k; ++j) {
-      if (!(sv[size_t(j)] > cutoff)) continue;
-      const double inv_s = 1 / sv[size_t(j)];
-      for (int64_t i = 0; i < n; ++i)
-        for (int64_t c = 0; c < m; ++c)
-          o[i * m + c] += vt[size_t(j * n + i)] * inv_s * u[size_t(c * k + j)];
-    }
-  }
-  return back(out, s.dtype);
+// As JAX: singular values at or below rtol * the largest count as zero.
+Array pinv(const Array& a0, std::optional<double> rtol) {
+  Array a = matrices("pinv", a0, false);
+  const int64_t m = rows(a), n = cols(a);
+  if (std::min(m, n) == 0) return back(zeros(with(batch_of(a), {n, m}), a.dtype()), a0);
+  const double rt = rtol ? *rtol : 10.0 * double(std::max(m, n)) * eps_of(result_dtype(a0.dtype()));
+  auto [u, s, vh] = ll::svd(a, false);
+  Array cutoff = full({}, Array(rt), a.dtype()) * lax::slice_in_dim(s, 0, 1, 1, s.ndim() - 1);
+  Array s_safe = where(s > cutoff, s, full({}, Array(std::numeric_limits<double>::infinity()), a.dtype()));
+  return back(matmul(mT(vh), mT(u) / expand_dims(s_safe, -1)), a0);
 }
 
 LstsqResult lstsq(const Array& a0, const Array& b0, std::optional<double> rcond) {
   auto ab = detail::promote_inexact({a0, b0});
-  Array a = ab[0], b = ab[1];
-  if (a.ndim() != 2)
+  if (ab[0].ndim() != 2)
     throw ShapeError(str("[linalg.lstsq] a must be a matrix, got ", t_str(a0)));
-  if (b.ndim() != 1 && b.ndim() != 2)
+  if (ab[1].ndim() != 1 && ab[1].ndim() != 2)
     throw ShapeError(str("[linalg.lstsq] b must be a vector or a matrix, got ", t_str(b0)));
-  const int64_t m = a.shape()[0], n = a.shape()[1], k = std::min(m, n);
+  Array a = matrices("lstsq", ab[0], false), b = ab[1].astype(a.dtype());
+  const int64_t m = rows(a), n = cols(a), k = std::min(m, n);
   if (b.shape()[0] != m)
     throw ShapeError(str("[linalg.lstsq] a is ", t_str(a0), " but b is ", t_str(b0),
                          "; b needs ", m, " rows"));
   const bool vec = b.ndim() == 1;
-  const int64_t nb = vec ? 1 : b.shape()[1];
-  Stack sa = stack_of("lstsq", a, false);
-  Array bx = lax::convert_element_type(require_concrete("lstsq", b), DType::Float64, false);
-  double rc = rcond ? (*rcond < 0 ? eps_of(sa.dtype) : *rcond) : eps_of(sa.dtype) * double(std::max(m, n));
-  std::vector<double> u(static_cast<size_t>(m * k)), vt(static_cast<size_t>(k * n));
-  Array sv = f64(Shape{k}), x = f64(Shape{n, nb}), resid = f64(Shape{nb});
-  int32_t rank = 0;
-  std::fill(ptr(x), ptr(x) + n * nb, 0.0);
+  if (vec) b = reshape(b, {m, 1});
+  const DType rt = result_dtype(ab[0].dtype());
+  const double rc = rcond ? (*rcond < 0 ? eps_of(rt) : *rcond) : eps_of(rt) * double(std::max(m, n));
+  auto [u, s, vt] = ll::svd(a, false);
+  Array x = zeros({n, b.shape()[1]}, a.dtype());
+  Array rank = zeros({}, DType::Int32);
   if (k > 0) {
-    cl::svd(sa.data(), m, n, false, u.data(), ptr(sv), vt.data());
-    for (int64_t j = 0; j < k; ++j) {
-      if (!(ptr(sv)[j] >= rc * ptr(sv)[0])) continue;
-      ++rank;
-      for (int64_t c = 0; c < nb; ++c) {
-        double utb = 0;
-        for (int64_t i = 0; i < m; ++i) utb += u[size_t(i * k + j)] * ptr(bx)[i * nb + c];
-        utb /= ptr(sv)[j];
-        for (int64_t i = 0; i < n; ++i) ptr(x)[i * nb + c] += vt[size_t(j * n + i)] * utb;
-      }
-    }
+    Array mask = s >= full({}, Array(rc), a.dtype()) * lax::slice_in_dim(s, 0, 1);
+    ReduceOptions o;
+    o.dtype = DType::Int32;
+    rank = sum(mask, none, o);
+    Array s_inv = where(mask, ones({}, a.dtype()) / where(mask, s, ones({}, a.dtype())), zeros({}, a.dtype()));
+    x = matmul(mT(vt), expand_dims(s_inv, -1) * matmul(mT(u), b));
   }
-  for (int64_t c = 0; c < nb; ++c) {  // JAX always returns the residuals (zeros when exact)
-    double r2 = 0;
-    for (int64_t i = 0; i < m; ++i) {
-      double e = ptr(bx)[i * nb + c];
-      for (int64_t j = 0; j < n; ++j) e -= sa.data()[i * n + j] * ptr(x)[j * nb + c];
-      r2 += e * e;
-    }
-    ptr(resid)[c] = r2;
-  }
-  Array xr = back(x, sa.dtype);
-  if (vec) xr = lax::reshape(xr, Shape{n});
-  return {xr, back(resid, sa.dtype), array<int32_t>(std::vector<int32_t>{rank}, Shape{}),
-          back(sv, sa.dtype)};
+  Array r = b - matmul(a, x);
+  Array resid = sum(r * r, 0);  // JAX always returns the residuals (zeros when exact)
+  if (vec) x = reshape(x, {n});
+  return {back(x, ab[0]), back(resid, ab[0]), rank, back(s, ab[0])};
 }
 
 Array matrix_power(const Array& a, int64_t n) {

@@ -17,6 +17,7 @@ void register_shape();
 void register_indexing();
 void register_dot();
 void register_conv();
+void register_linalg();
 void register_windowed();
 void register_random();
 void register_collective();
@@ -56,6 +57,7 @@ void register_all() {
   register_indexing();
   register_dot();
   register_conv();
+  register_linalg();
   register_windowed();
   register_random();
   register_collective();

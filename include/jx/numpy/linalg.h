@@ -53,8 +53,9 @@ Array einsum(std::string_view subscripts, const A&... operands) {
 
 namespace linalg {
 
-// Decompositions run eagerly on concrete arrays (float32/float64; other dtypes promote to
-// an inexact type as in jnp). Leading dims are batch dims.
+// On the linear-algebra primitives (jx/lax/linalg.h, over LAPACK), so all of these trace
+// and differentiate (docs/linalg.md). Integers promote to float32 as in jnp; float16 and
+// bfloat16 compute in float32. Leading dims are batch dims.
 Array det(const Array& a);
 struct SlogdetResult {
   Array sign, logabsdet;

@@ -1,326 +1,285 @@
 #include "backend/cpu/linalg.h"
 
 #include <algorithm>
-#include <cmath>
+#include <cstddef>
 #include <limits>
 #include <numeric>
 #include <vector>
 
+// LAPACK and BLAS through their Fortran ABI (what liblapacke's own lapack.h declares):
+// every argument by pointer, and the length of each CHARACTER argument as a trailing
+// hidden size_t, as gfortran passes it.
+extern "C" {
+void spotrf_(const char* uplo, const int* n, float* a, const int* lda, int* info, size_t);
+void dpotrf_(const char* uplo, const int* n, double* a, const int* lda, int* info, size_t);
+void strsm_(const char* side, const char* uplo, const char* transa, const char* diag, const int* m,
+            const int* n, const float* alpha, const float* a, const int* lda, float* b,
+            const int* ldb, size_t, size_t, size_t, size_t);
+void dtrsm_(const char* side, const char* uplo, const char* transa, const char* diag, const int* m,
+            const int* n, const double* alpha, const double* a, const int* lda, double* b,
+            const int* ldb, size_t, size_t, size_t, size_t);
+void sgetrf_(const int* m, const int* n, float* a, const int* lda, int* ipiv, int* info);
+void dgetrf_(const int* m, const int* n, double* a, const int* lda, int* ipiv, int* info);
+void sgeqrf_(const int* m, const int* n, float* a, const int* lda, float* tau, float* work,
+             const int* lwork, int* info);
+void dgeqrf_(const int* m, const int* n, double* a, const int* lda, double* tau, double* work,
+             const int* lwork, int* info);
+void sorgqr_(const int* m, const int* n, const int* k, float* a, const int* lda, const float* tau,
+             float* work, const int* lwork, int* info);
+void dorgqr_(const int* m, const int* n, const int* k, double* a, const int* lda, const double* tau,
+             double* work, const int* lwork, int* info);
+void ssyevd_(const char* jobz, const char* uplo, const int* n, float* a, const int* lda, float* w,
+             float* work, const int* lwork, int* iwork, const int* liwork, int* info, size_t,
+             size_t);
+void dsyevd_(const char* jobz, const char* uplo, const int* n, double* a, const int* lda, double* w,
+             double* work, const int* lwork, int* iwork, const int* liwork, int* info, size_t,
+             size_t);
+void sgesdd_(const char* jobz, const int* m, const int* n, float* a, const int* lda, float* s,
+             float* u, const int* ldu, float* vt, const int* ldvt, float* work, const int* lwork,
+             int* iwork, int* info, size_t);
+void dgesdd_(const char* jobz, const int* m, const int* n, double* a, const int* lda, double* s,
+             double* u, const int* ldu, double* vt, const int* ldvt, double* work,
+             const int* lwork, int* iwork, int* info, size_t);
+}
+
 namespace jx::cpu::linalg {
 namespace {
 
-using Vec = std::vector<double>;
-constexpr double kEps = std::numeric_limits<double>::epsilon();
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+// One overload set per routine, so the algorithms below are written once for both types.
+void potrf(const char* uplo, int n, float* a, int lda, int* info) { spotrf_(uplo, &n, a, &lda, info, 1); }
+void potrf(const char* uplo, int n, double* a, int lda, int* info) { dpotrf_(uplo, &n, a, &lda, info, 1); }
+template <class T>
+void trsm(char side, char uplo, char trans, char diag, int m, int n, const T* a, int lda, T* b, int ldb) {
+  const T one = 1;
+  if constexpr (std::is_same_v<T, float>)
+    strsm_(&side, &uplo, &trans, &diag, &m, &n, &one, a, &lda, b, &ldb, 1, 1, 1, 1);
+  else
+    dtrsm_(&side, &uplo, &trans, &diag, &m, &n, &one, a, &lda, b, &ldb, 1, 1, 1, 1);
+}
+void getrf(int m, int n, float* a, int* ipiv, int* info) { sgetrf_(&m, &n, a, &m, ipiv, info); }
+void getrf(int m, int n, double* a, int* ipiv, int* info) { dgetrf_(&m, &n, a, &m, ipiv, info); }
+void geqrf(int m, int n, float* a, float* tau, float* w, int lw, int* info) { sgeqrf_(&m, &n, a, &m, tau, w, &lw, info); }
+void geqrf(int m, int n, double* a, double* tau, double* w, int lw, int* info) { dgeqrf_(&m, &n, a, &m, tau, w, &lw, info); }
+void orgqr(int m, int n, int k, float* a, const float* tau, float* w, int lw, int* info) { sorgqr_(&m, &n, &k, a, &m, tau, w, &lw, info); }
+void orgqr(int m, int n, int k, double* a, const double* tau, double* w, int lw, int* info) { dorgqr_(&m, &n, &k, a, &m, tau, w, &lw, info); }
+void syevd(char jobz, char uplo, int n, float* a, float* w, float* work, int lw, int* iw, int liw, int* info) {
+  ssyevd_(&jobz, &uplo, &n, a, &n, w, work, &lw, iw, &liw, info, 1, 1);
+}
+void syevd(char jobz, char uplo, int n, double* a, double* w, double* work, int lw, int* iw, int liw, int* info) {
+  dsyevd_(&jobz, &uplo, &n, a, &n, w, work, &lw, iw, &liw, info, 1, 1);
+}
+void gesdd(char jobz, int m, int n, float* a, float* s, float* u, int ldu, float* vt, int ldvt, float* w, int lw, int* iw, int* info) {
+  sgesdd_(&jobz, &m, &n, a, &m, s, u, &ldu, vt, &ldvt, w, &lw, iw, info, 1);
+}
+void gesdd(char jobz, int m, int n, double* a, double* s, double* u, int ldu, double* vt, int ldvt, double* w, int lw, int* iw, int* info) {
+  dgesdd_(&jobz, &m, &n, a, &m, s, u, &ldu, vt, &ldvt, w, &lw, iw, info, 1);
+}
 
-Vec copy_of(const double* a, int64_t n) { return Vec(a, a + n); }
+template <class T>
+constexpr T kNaN = std::numeric_limits<T>::quiet_NaN();
 
-// Completes the orthonormal rows [0, have) of q (rows x len) to `want` rows by
-// Gram-Schmidt against the unit vectors (twice, for stability).
-void complete_rows(double* q, int64_t have, int64_t want, int64_t len) {
-  int64_t row = have;
-  for (int64_t e = 0; e < len && row < want; ++e) {
-    double* v = q + row * len;
-    std::fill(v, v + len, 0.0);
-    v[e] = 1;
-    for (int pass = 0; pass < 2; ++pass)
-      for (int64_t r = 0; r < row; ++r) {
-        const double* u = q + r * len;
-        double d = 0;
-        for (int64_t i = 0; i < len; ++i) d += u[i] * v[i];
-        for (int64_t i = 0; i < len; ++i) v[i] -= d * u[i];
-      }
-    double nv = 0;
-    for (int64_t i = 0; i < len; ++i) nv += v[i] * v[i];
-    nv = std::sqrt(nv);
-    if (nv < 1e-8) continue;  // e is in the span already
-    for (int64_t i = 0; i < len; ++i) v[i] /= nv;
-    ++row;
-  }
+// LAPACK reports the optimal workspace size as a floating-point number.
+template <class T>
+int work_size(T query) {
+  return std::max(1, static_cast<int>(query));
+}
+
+// dst (cols x rows, row-major) = transpose of src (rows x cols, row-major): the change
+// between row- and column-major storage.
+template <class T>
+void transpose(const T* src, int64_t rows, int64_t cols, T* dst) {
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j) dst[j * rows + i] = src[i * cols + j];
+}
+
+template <class T>
+void fill_nan(T* p, int64_t n) {
+  if (p) std::fill(p, p + n, kNaN<T>);
+}
+
+// dst's lower triangle = src's, or (src + src^T) / 2 there; the upper triangle is not read
+// by the routines that get dst, so it is left as it is.
+template <class T>
+void copy_lower(const T* src, T* dst, int64_t n, bool symmetrize) {
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j <= i; ++j)
+      dst[i * n + j] = symmetrize ? (src[i * n + j] + src[j * n + i]) / T(2) : src[i * n + j];
 }
 
 }  // namespace
 
-int lu(double* a, int64_t n, int64_t* perm) {
-  int parity = 0;
-  for (int64_t i = 0; i < n; ++i) perm[i] = i;
-  for (int64_t k = 0; k < n; ++k) {
-    int64_t p = k;
-    for (int64_t i = k + 1; i < n; ++i)
-      if (std::abs(a[i * n + k]) > std::abs(a[p * n + k])) p = i;
-    if (p != k) {
-      for (int64_t j = 0; j < n; ++j) std::swap(a[k * n + j], a[p * n + j]);
-      std::swap(perm[k], perm[p]);
-      parity ^= 1;
+template <class T>
+void cholesky(const T* a, T* l, int64_t count, int64_t n, bool symmetrize) {
+  // Row-major lower is column-major upper: potrf("U") leaves U with a = U^T U, which read
+  // row-major is L = U^T.
+  for (int64_t b = 0; b < count; ++b) {
+    T* x = l + b * n * n;
+    copy_lower(a + b * n * n, x, n, symmetrize);
+    int info = 0;
+    if (n > 0) potrf("U", int(n), x, int(n), &info);
+    if (info != 0) {
+      fill_nan(x, n * n);
+      continue;
     }
-    const double piv = a[k * n + k];
-    if (piv == 0) continue;  // singular: leave the column, as LAPACK's getrf
-    for (int64_t i = k + 1; i < n; ++i) {
-      double f = a[i * n + k] /= piv;
-      double* ri = a + i * n;
-      const double* rk = a + k * n;
-#pragma omp simd
-      for (int64_t j = k + 1; j < n; ++j) ri[j] -= f * rk[j];
-    }
-  }
-  return parity;
-}
-
-double det(const double* a, int64_t n) {
-  Vec lu_ = copy_of(a, n * n);
-  std::vector<int64_t> perm(static_cast<size_t>(n));
-  double d = lu(lu_.data(), n, perm.data()) ? -1.0 : 1.0;
-  for (int64_t i = 0; i < n; ++i) d *= lu_[size_t(i * n + i)];
-  return d;
-}
-
-void slogdet(const double* a, int64_t n, double* sign, double* logabsdet) {
-  Vec lu_ = copy_of(a, n * n);
-  std::vector<int64_t> perm(static_cast<size_t>(n));
-  double s = lu(lu_.data(), n, perm.data()) ? -1.0 : 1.0, l = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    double d = lu_[size_t(i * n + i)];
-    if (d == 0) {
-      *sign = 0;
-      *logabsdet = -std::numeric_limits<double>::infinity();
-      return;
-    }
-    if (d < 0) s = -s;
-    l += std::log(std::abs(d));
-  }
-  *sign = s;
-  *logabsdet = l;
-}
-
-void solve(const double* a, const double* b, int64_t n, int64_t k, double* x) {
-  Vec f = copy_of(a, n * n);
-  std::vector<int64_t> perm(static_cast<size_t>(n));
-  lu(f.data(), n, perm.data());
-  for (int64_t i = 0; i < n; ++i)
-    for (int64_t c = 0; c < k; ++c) x[i * k + c] = b[perm[i] * k + c];
-  for (int64_t i = 0; i < n; ++i)  // L y = P b (unit diagonal)
-    for (int64_t j = 0; j < i; ++j) {
-      const double f_ij = f[size_t(i * n + j)];
-      for (int64_t c = 0; c < k; ++c) x[i * k + c] -= f_ij * x[j * k + c];
-    }
-  for (int64_t i = n - 1; i >= 0; --i) {  // U x = y
-    for (int64_t j = i + 1; j < n; ++j) {
-      const double f_ij = f[size_t(i * n + j)];
-      for (int64_t c = 0; c < k; ++c) x[i * k + c] -= f_ij * x[j * k + c];
-    }
-    const double d = f[size_t(i * n + i)];
-    for (int64_t c = 0; c < k; ++c) x[i * k + c] /= d;
+    for (int64_t i = 0; i < n; ++i) std::fill(x + i * n + i + 1, x + (i + 1) * n, T(0));
   }
 }
 
-bool cholesky(const double* a, int64_t n, double* l) {
-  std::fill(l, l + n * n, 0.0);
-  for (int64_t j = 0; j < n; ++j) {
-    double s = a[j * n + j];
-    for (int64_t k = 0; k < j; ++k) s -= l[j * n + k] * l[j * n + k];
-    if (!(s > 0)) {
-      std::fill(l, l + n * n, kNaN);
-      return false;
-    }
-    const double d = std::sqrt(s);
-    l[j * n + j] = d;
-    for (int64_t i = j + 1; i < n; ++i) {
-      double t = a[i * n + j];
-      for (int64_t k = 0; k < j; ++k) t -= l[i * n + k] * l[j * n + k];
-      l[i * n + j] = t / d;
-    }
-  }
-  return true;
+template <class T>
+void triangular_solve(const T* a, T* b, int64_t count, int64_t m, int64_t n, bool left, bool lower,
+                      bool transpose, bool unit_diagonal) {
+  if (m == 0 || n == 0) return;
+  // Column-major, a reads as a^T and b as b^T: op(a) x = b becomes x^T op(a)^T = b^T, a
+  // right-side solve with the triangle flipped (and the other way round).
+  const int64_t k = left ? m : n;
+  const char side = left ? 'R' : 'L', uplo = lower ? 'U' : 'L';
+  const char trans = transpose ? 'T' : 'N', diag = unit_diagonal ? 'U' : 'N';
+  for (int64_t i = 0; i < count; ++i)
+    trsm<T>(side, uplo, trans, diag, int(n), int(m), a + i * k * k, int(k), b + i * m * n, int(n));
 }
 
-void qr(const double* a_in, int64_t m, int64_t n, double* q, int64_t qcols, double* r) {
-  Vec a = copy_of(a_in, m * n);
+template <class T>
+void lu(T* a, int64_t count, int64_t m, int64_t n, int32_t* pivots, int32_t* permutation) {
   const int64_t k = std::min(m, n);
-  Vec taus(static_cast<size_t>(k), 0.0);
-  std::vector<Vec> vs(static_cast<size_t>(k));
-  for (int64_t j = 0; j < k; ++j) {
-    // LAPACK dlarfg: H = I - tau v v^T with v[0] = 1 maps x to (beta, 0, ...).
-    const double alpha = a[size_t(j * n + j)];
-    double xnorm = 0;
-    for (int64_t i = j + 1; i < m; ++i) xnorm = std::hypot(xnorm, a[size_t(i * n + j)]);
-    Vec v(static_cast<size_t>(m - j), 0.0);
-    v[0] = 1;
-    if (xnorm == 0) {
-      taus[size_t(j)] = 0;
-    } else {
-      const double beta = -std::copysign(std::hypot(alpha, xnorm), alpha);
-      taus[size_t(j)] = (beta - alpha) / beta;
-      for (int64_t i = j + 1; i < m; ++i) v[size_t(i - j)] = a[size_t(i * n + j)] / (alpha - beta);
-      a[size_t(j * n + j)] = beta;
-      for (int64_t i = j + 1; i < m; ++i) a[size_t(i * n + j)] = 0;
-      const double tau = taus[size_t(j)];
-      for (int64_t c = j + 1; c < n; ++c) {
-        double d = 0;
-        for (int64_t i = j; i < m; ++i) d += v[size_t(i - j)] * a[size_t(i * n + c)];
-        d *= tau;
-        for (int64_t i = j; i < m; ++i) a[size_t(i * n + c)] -= d * v[size_t(i - j)];
-      }
+  std::vector<T> col(static_cast<size_t>(m * n));
+  std::vector<int> ipiv(static_cast<size_t>(std::max<int64_t>(k, 1)));
+  for (int64_t b = 0; b < count; ++b) {
+    T* x = a + b * m * n;
+    int32_t* piv = pivots + b * k;
+    int32_t* perm = permutation + b * m;
+    int info = 0;  // > 0: U is singular, which LU itself does not mind
+    if (k > 0) {
+      transpose(x, m, n, col.data());
+      getrf(int(m), int(n), col.data(), ipiv.data(), &info);
+      transpose(col.data(), n, m, x);
     }
-    vs[size_t(j)] = std::move(v);
-  }
-  for (int64_t i = 0; i < qcols; ++i)
-    for (int64_t c = 0; c < n; ++c) r[i * n + c] = (i < m && c >= i) ? a[size_t(i * n + c)] : 0.0;
-  if (!q) return;
-  // Q = H_0 H_1 ... H_{k-1} applied to the first qcols columns of the identity.
-  for (int64_t i = 0; i < m; ++i)
-    for (int64_t c = 0; c < qcols; ++c) q[i * qcols + c] = i == c ? 1.0 : 0.0;
-  for (int64_t j = k - 1; j >= 0; --j) {
-    const double tau = taus[size_t(j)];
-    if (tau == 0) continue;
-    const Vec& v = vs[size_t(j)];
-    for (int64_t c = 0; c < qcols; ++c) {
-      double d = 0;
-      for (int64_t i = j; i < m; ++i) d += v[size_t(i - j)] * q[i * qcols + c];
-      d *= tau;
-      for (int64_t i = j; i < m; ++i) q[i * qcols + c] -= d * v[size_t(i - j)];
+    std::iota(perm, perm + m, 0);
+    for (int64_t i = 0; i < k; ++i) {
+      piv[i] = ipiv[size_t(i)] - 1;
+      std::swap(perm[i], perm[piv[i]]);
     }
   }
 }
 
-void eigh(const double* a_in, int64_t n, double* w, double* v_out) {
-  Vec a = copy_of(a_in, n * n);
-  Vec v(static_cast<size_t>(n * n), 0.0);
-  for (int64_t i = 0; i < n; ++i) v[size_t(i * n + i)] = 1;
-  auto at = [&](int64_t i, int64_t j) -> double& { return a[size_t(i * n + j)]; };
-  for (int sweep = 0; sweep < 100; ++sweep) {
-    double off = 0, total = 0;
-    for (int64_t i = 0; i < n; ++i)
-      for (int64_t j = 0; j < n; ++j) {
-        total += at(i, j) * at(i, j);
-        if (i != j) off += at(i, j) * at(i, j);
-      }
-    if (off <= kEps * kEps * total || off == 0) break;
-    for (int64_t p = 0; p < n; ++p)
-      for (int64_t q = p + 1; q < n; ++q) {
-        const double apq = at(p, q);
-        if (apq == 0) continue;
-        const double theta = (at(q, q) - at(p, p)) / (2 * apq);
-        const double t = (theta >= 0 ? 1.0 : -1.0) / (std::abs(theta) + std::sqrt(theta * theta + 1));
-        const double c = 1 / std::sqrt(t * t + 1), s = t * c;
-        for (int64_t k = 0; k < n; ++k) {  // columns p, q
-          const double akp = at(k, p), akq = at(k, q);
-          at(k, p) = c * akp - s * akq;
-          at(k, q) = s * akp + c * akq;
-        }
-        for (int64_t k = 0; k < n; ++k) {  // rows p, q
-          const double apk = at(p, k), aqk = at(q, k);
-          at(p, k) = c * apk - s * aqk;
-          at(q, k) = s * apk + c * aqk;
-        }
-        for (int64_t k = 0; k < n; ++k) {
-          const double vkp = v[size_t(k * n + p)], vkq = v[size_t(k * n + q)];
-          v[size_t(k * n + p)] = c * vkp - s * vkq;
-          v[size_t(k * n + q)] = s * vkp + c * vkq;
-        }
-      }
+template <class T>
+void qr(const T* a, int64_t count, int64_t m, int64_t n, bool full, T* q, T* r) {
+  const int64_t k = std::min(m, n), qc = full ? m : k;
+  // Column-major work matrix m x max(n, qc): the reflectors, then Q in its first qc columns.
+  const int64_t wc = std::max(n, qc);
+  std::vector<T> w(static_cast<size_t>(std::max<int64_t>(m * wc, 1))), tau(size_t(k) + 1);
+  std::vector<T> work(1);
+  int info = 0;
+  if (k > 0) {
+    T query = 0;
+    geqrf(int(m), int(n), w.data(), tau.data(), &query, -1, &info);
+    int lw = work_size(query);
+    orgqr(int(m), int(qc), int(k), w.data(), tau.data(), &query, -1, &info);
+    work.resize(size_t(std::max(lw, work_size(query))));
   }
-  std::vector<int64_t> order(static_cast<size_t>(n));
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](int64_t x, int64_t y) { return at(x, x) < at(y, y); });
-  for (int64_t j = 0; j < n; ++j) {
-    w[j] = at(order[size_t(j)], order[size_t(j)]);
-    if (v_out)
-      for (int64_t i = 0; i < n; ++i) v_out[i * n + j] = v[size_t(i * n + order[size_t(j)])];
+  for (int64_t b = 0; b < count; ++b) {
+    const T* x = a + b * m * n;
+    T* rb = r + b * qc * n;
+    T* qb = q ? q + b * m * qc : nullptr;
+    std::fill(rb, rb + qc * n, T(0));
+    if (k == 0) {
+      if (qb) {  // Q of an empty factorization: the identity where it has room
+        std::fill(qb, qb + m * qc, T(0));
+        for (int64_t i = 0; i < std::min(m, qc); ++i) qb[i * qc + i] = 1;
+      }
+      continue;
+    }
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) w[size_t(j * m + i)] = x[i * n + j];
+    geqrf(int(m), int(n), w.data(), tau.data(), work.data(), int(work.size()), &info);
+    for (int64_t i = 0; i < k; ++i)
+      for (int64_t j = i; j < n; ++j) rb[i * n + j] = w[size_t(j * m + i)];
+    if (!qb) continue;
+    orgqr(int(m), int(qc), int(k), w.data(), tau.data(), work.data(), int(work.size()), &info);
+    transpose(w.data(), qc, m, qb);
   }
 }
 
-void svd(const double* a, int64_t m, int64_t n, bool full, double* u, double* s, double* vt) {
-  // One-sided Jacobi on the columns of G (r x c, r >= c), stored transposed: row j of g is
-  // column j of G. G = A if m >= n, else A^T.
-  const bool tall = m >= n;
-  const int64_t r = tall ? m : n, c = tall ? n : m;
-  Vec g(static_cast<size_t>(r * c));
-  for (int64_t i = 0; i < m; ++i)
-    for (int64_t j = 0; j < n; ++j) {
-      if (tall) g[size_t(j * r + i)] = a[i * n + j];
-      else g[size_t(i * r + j)] = a[i * n + j];
+template <class T>
+void eigh(const T* a, int64_t count, int64_t n, bool lower, bool symmetrize, T* w, T* v) {
+  if (n == 0) return;
+  std::vector<T> col(static_cast<size_t>(n * n));
+  // The row-major lower triangle is the column-major upper; symmetrizing fills the lower.
+  const char uplo = lower || symmetrize ? 'U' : 'L';
+  T query = 0;
+  int iquery = 0, info = 0;
+  syevd('V', uplo, int(n), col.data(), w, &query, -1, &iquery, -1, &info);
+  std::vector<T> work(size_t(work_size(query)));
+  std::vector<int> iwork(size_t(std::max(1, iquery)));
+  for (int64_t b = 0; b < count; ++b) {
+    const T* x = a + b * n * n;
+    if (symmetrize) copy_lower(x, col.data(), n, true);
+    else std::copy(x, x + n * n, col.begin());
+    syevd('V', uplo, int(n), col.data(), w + b * n, work.data(), int(work.size()), iwork.data(),
+          int(iwork.size()), &info);
+    if (info != 0) {
+      fill_nan(w + b * n, n);
+      fill_nan(v + b * n * n, n * n);
+      continue;
     }
-  Vec v(static_cast<size_t>(c * c), 0.0);  // row j: column j of V
-  for (int64_t j = 0; j < c; ++j) v[size_t(j * c + j)] = 1;
-  for (int sweep = 0; sweep < 100; ++sweep) {
-    bool rotated = false;
-    for (int64_t p = 0; p < c; ++p)
-      for (int64_t q = p + 1; q < c; ++q) {
-        double* gp = g.data() + p * r;
-        double* gq = g.data() + q * r;
-        double al = 0, be = 0, ga = 0;
-        for (int64_t i = 0; i < r; ++i) {
-          al += gp[i] * gp[i];
-          be += gq[i] * gq[i];
-          ga += gp[i] * gq[i];
-        }
-        if (ga == 0 || std::abs(ga) <= kEps * std::sqrt(al * be)) continue;
-        rotated = true;
-        const double zeta = (be - al) / (2 * ga);
-        const double t = (zeta >= 0 ? 1.0 : -1.0) / (std::abs(zeta) + std::sqrt(1 + zeta * zeta));
-        const double cs = 1 / std::sqrt(1 + t * t), sn = cs * t;
-        for (int64_t i = 0; i < r; ++i) {
-          const double x = gp[i], y = gq[i];
-          gp[i] = cs * x - sn * y;
-          gq[i] = sn * x + cs * y;
-        }
-        double* vp = v.data() + p * c;
-        double* vq = v.data() + q * c;
-        for (int64_t i = 0; i < c; ++i) {
-          const double x = vp[i], y = vq[i];
-          vp[i] = cs * x - sn * y;
-          vq[i] = sn * x + cs * y;
-        }
-      }
-    if (!rotated) break;
-  }
-  Vec sig(static_cast<size_t>(c));
-  for (int64_t j = 0; j < c; ++j) {
-    double nn = 0;
-    for (int64_t i = 0; i < r; ++i) nn += g[size_t(j * r + i)] * g[size_t(j * r + i)];
-    sig[size_t(j)] = std::sqrt(nn);
-  }
-  std::vector<int64_t> order(static_cast<size_t>(c));
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](int64_t x, int64_t y) { return sig[size_t(x)] > sig[size_t(y)]; });
-  for (int64_t j = 0; j < c; ++j) s[j] = sig[size_t(order[size_t(j)])];
-  if (!u && !vt) return;
-  // Left vectors of G (rows of ul, r-long) and right vectors (rows of vr, c-long).
-  const int64_t ul_rows = full ? r : c;
-  Vec ul(static_cast<size_t>(std::max<int64_t>(ul_rows, 1) * r), 0.0), vr(static_cast<size_t>(c * c));
-  int64_t have = 0;
-  const double cutoff = (c ? s[0] : 0) * kEps * double(r);
-  bool deficient = false;
-  for (int64_t j = 0; j < c; ++j) {
-    const int64_t o = order[size_t(j)];
-    for (int64_t i = 0; i < c; ++i) vr[size_t(j * c + i)] = v[size_t(o * c + i)];
-    if (sig[size_t(o)] > cutoff && !deficient) {
-      for (int64_t i = 0; i < r; ++i) ul[size_t(j * r + i)] = g[size_t(o * r + i)] / sig[size_t(o)];
-      have = j + 1;
-    } else {
-      deficient = true;
-    }
-  }
-  complete_rows(ul.data(), have, ul_rows, r);
-  // A = G (tall) or G^T: G = UL^T diag(s) VR, so A = U diag(s) Vt with U = UL^T, Vt = VR
-  // (tall) or U = VR^T, Vt = UL (wide).
-  if (tall) {
-    const int64_t ucols = full ? m : c;
-    if (u)
-      for (int64_t i = 0; i < m; ++i)
-        for (int64_t j = 0; j < ucols; ++j) u[i * ucols + j] = ul[size_t(j * r + i)];
-    if (vt)
-      for (int64_t i = 0; i < c; ++i)
-        for (int64_t j = 0; j < n; ++j) vt[i * n + j] = vr[size_t(i * c + j)];
-  } else {
-    if (u)
-      for (int64_t i = 0; i < m; ++i)
-        for (int64_t j = 0; j < c; ++j) u[i * c + j] = vr[size_t(j * c + i)];
-    const int64_t vrows = full ? n : c;
-    if (vt)
-      for (int64_t i = 0; i < vrows; ++i)
-        for (int64_t j = 0; j < n; ++j) vt[i * n + j] = ul[size_t(i * r + j)];
+    transpose(col.data(), n, n, v + b * n * n);  // column-major eigenvectors to row-major
   }
 }
+
+template <class T>
+void svd(const T* a, int64_t count, int64_t m, int64_t n, bool full, T* s, T* u, T* vt) {
+  const int64_t k = std::min(m, n);
+  const bool uv = u != nullptr;
+  const int64_t uc = full ? m : k, vr = full ? n : k;
+  if (k == 0) {  // no singular values; U and V^T are identities where they have room
+    for (int64_t b = 0; b < count && uv; ++b) {
+      T* ub = u + b * m * uc;
+      T* vb = vt + b * vr * n;
+      std::fill(ub, ub + m * uc, T(0));
+      std::fill(vb, vb + vr * n, T(0));
+      for (int64_t i = 0; i < std::min(m, uc); ++i) ub[i * uc + i] = 1;
+      for (int64_t i = 0; i < std::min(vr, n); ++i) vb[i * n + i] = 1;
+    }
+    return;
+  }
+  // Column-major, a reads as a^T (n x m) = U' S V'^T, so a = V' S U'^T: gesdd's V'^T read
+  // row-major is our u, and its U' read row-major is our vt. Nothing is transposed.
+  const char jobz = !uv ? 'N' : (full ? 'A' : 'S');
+  std::vector<T> x(static_cast<size_t>(m * n));
+  std::vector<int> iwork(size_t(8 * k));
+  T dummy = 0;
+  T* ucol = uv ? vt : &dummy;  // gesdd's U (n x vr, ld n)
+  T* vtcol = uv ? u : &dummy;  // gesdd's V^T (uc x m, ld uc)
+  const int ldu = uv ? int(n) : 1, ldvt = uv ? int(uc) : 1;
+  T query = 0;
+  int info = 0;
+  gesdd(jobz, int(n), int(m), x.data(), s, ucol, ldu, vtcol, ldvt, &query, -1, iwork.data(), &info);
+  std::vector<T> work(size_t(work_size(query)));
+  for (int64_t b = 0; b < count; ++b) {
+    std::copy(a + b * m * n, a + (b + 1) * m * n, x.begin());
+    T* ub = uv ? vt + b * vr * n : &dummy;
+    T* vb = uv ? u + b * m * uc : &dummy;
+    gesdd(jobz, int(n), int(m), x.data(), s + b * k, ub, ldu, vb, ldvt, work.data(),
+          int(work.size()), iwork.data(), &info);
+    if (info != 0) {
+      fill_nan(s + b * k, k);
+      if (uv) {
+        fill_nan(u + b * m * uc, m * uc);
+        fill_nan(vt + b * vr * n, vr * n);
+      }
+    }
+  }
+}
+
+#define JX_LINALG_INSTANTIATE(T)                                                              \
+  template void cholesky<T>(const T*, T*, int64_t, int64_t, bool);                            \
+  template void triangular_solve<T>(const T*, T*, int64_t, int64_t, int64_t, bool, bool, bool, \
+                                    bool);                                                    \
+  template void lu<T>(T*, int64_t, int64_t, int64_t, int32_t*, int32_t*);                     \
+  template void qr<T>(const T*, int64_t, int64_t, int64_t, bool, T*, T*);                     \
+  template void eigh<T>(const T*, int64_t, int64_t, bool, bool, T*, T*);                      \
+  template void svd<T>(const T*, int64_t, int64_t, int64_t, bool, T*, T*, T*);
+JX_LINALG_INSTANTIATE(float)
+JX_LINALG_INSTANTIATE(double)
+#undef JX_LINALG_INSTANTIATE
 
 }  // namespace jx::cpu::linalg

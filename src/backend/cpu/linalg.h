@@ -1,38 +1,49 @@
-// Small dense linear-algebra routines for jnp.linalg: row-major float64 matrices, one
-// matrix at a time (callers loop over batch dims). Textbook algorithms chosen for
-// robustness over speed: LU with partial pivoting, Cholesky, Householder QR (LAPACK's sign
-// conventions, so Q and R match NumPy's), cyclic Jacobi for eigh and one-sided Jacobi SVD.
+// Dense linear algebra over LAPACK (Debian's liblapack3, or whichever implementation the
+// system's liblapack.so.3 alternative points to, e.g. OpenBLAS), as JAX's CPU backend calls
+// it: potrf, getrf, geqrf/orgqr, syevd, gesdd, and BLAS trsm.
+//
+// Every routine takes `count` row-major matrices stored one after another and handles the
+// row-major/column-major difference itself, mostly by reading a row-major matrix as the
+// column-major transpose. T is float or double. LAPACK's 32-bit integers bound each
+// dimension below 2^31 (the caller checks).
 #pragma once
 #include <cstdint>
 
 namespace jx::cpu::linalg {
 
-// In-place LU of an n x n matrix: a = P L U with unit-diagonal L below the diagonal and U
-// on and above it. perm[i] is the original row now at row i. Returns the permutation's
-// parity (0 even, 1 odd).
-int lu(double* a, int64_t n, int64_t* perm);
+// l = L with a = L L^T for each n x n matrix, the strict upper triangle zero. Only a's
+// lower triangle is read, or with `symmetrize` (a + a^T) / 2 (in the same pass as the copy
+// LAPACK needs anyway). A matrix that is not positive definite gives all NaN, as JAX.
+template <class T>
+void cholesky(const T* a, T* l, int64_t count, int64_t n, bool symmetrize);
 
-// det and log|det| with its sign; a singular matrix gives det 0, sign 0, logabs -inf.
-double det(const double* a, int64_t n);
-void slogdet(const double* a, int64_t n, double* sign, double* logabsdet);
+// In place on b: solves op(a) x = b (left) or x op(a) = b (right) with a triangular.
+// a: count x k x k, b: count x m x n, k = m (left) or n (right). op(a) = a^T if transpose.
+template <class T>
+void triangular_solve(const T* a, T* b, int64_t count, int64_t m, int64_t n, bool left, bool lower,
+                      bool transpose, bool unit_diagonal);
 
-// x = a^-1 b for b of shape n x k (row-major). A singular a gives infs/NaNs, as LAPACK.
-void solve(const double* a, const double* b, int64_t n, int64_t k, double* x);
+// In place: each m x n matrix becomes its LU factors (unit-diagonal L below the diagonal,
+// U on and above), P a = L U. pivots: count x min(m,n), 0-based (row i was swapped with
+// row pivots[i]); permutation: count x m, row i of P a is row permutation[i] of a.
+template <class T>
+void lu(T* a, int64_t count, int64_t m, int64_t n, int32_t* pivots, int32_t* permutation);
 
-// Lower Cholesky factor of the lower triangle of a; false (and NaNs in l) if a is not
-// positive definite.
-bool cholesky(const double* a, int64_t n, double* l);
+// a = q r for each m x n matrix (a is read only). full: q is m x m and r m x n; otherwise
+// q is m x k and r k x n, k = min(m, n). q may be null (r only).
+template <class T>
+void qr(const T* a, int64_t count, int64_t m, int64_t n, bool full, T* q, T* r);
 
-// Householder QR of an m x n matrix. q: m x qcols (qcols = min(m,n) or m), r: rrows x n
-// (rrows = qcols). q may be null (mode "r").
-void qr(const double* a, int64_t m, int64_t n, double* q, int64_t qcols, double* r);
+// Symmetric eigendecomposition (only the lower or upper triangle of a is read, or with
+// `symmetrize` (a + a^T) / 2): ascending eigenvalues w (count x n) and eigenvectors in the
+// columns of v (count x n x n). A failed decomposition gives NaNs.
+template <class T>
+void eigh(const T* a, int64_t count, int64_t n, bool lower, bool symmetrize, T* w, T* v);
 
-// Symmetric eigendecomposition of a (only its values are read, assumed symmetric):
-// ascending eigenvalues w and eigenvectors in the columns of v (n x n, may be null).
-void eigh(const double* a, int64_t n, double* w, double* v);
-
-// a (m x n) = u diag(s) vt with s descending (k = min(m,n) values). full: u is m x m and
-// vt n x n; otherwise u is m x k and vt k x n. u and vt may be null (values only).
-void svd(const double* a, int64_t m, int64_t n, bool full, double* u, double* s, double* vt);
+// a = u diag(s) vt with s descending, k = min(m, n) values. full: u is m x m and vt n x n,
+// otherwise m x k and k x n. u and vt are null for values only. A failed decomposition
+// gives NaNs.
+template <class T>
+void svd(const T* a, int64_t count, int64_t m, int64_t n, bool full, T* s, T* u, T* vt);
 
 }  // namespace jx::cpu::linalg

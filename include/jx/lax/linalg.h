@@ -1,0 +1,54 @@
+// jx::lax::linalg: JAX's jax.lax.linalg, one function per linear-algebra primitive. Each
+// takes a stack of matrices [..., m, n] (leading dims are batch dims) in float32 or float64,
+// runs on LAPACK, and has JAX's derivative rules (docs/linalg.md lists their limits).
+// jx::numpy::linalg builds NumPy's API on these.
+#pragma once
+#include "jx/array.h"
+
+namespace jx::lax::linalg {
+
+// Lower Cholesky factor L, x = L L^T. Only x's lower triangle is read, after
+// symmetrize_input's (x + x^T) / 2. A matrix that is not positive definite gives NaNs.
+Array cholesky(const Array& x, bool symmetrize_input = true);
+
+struct TriangularSolveOptions {
+  bool left_side = false;  // solve op(a) x = b (true) or x op(a) = b (false)
+  bool lower = false;      // a's lower triangle (true) or upper triangle is read
+  bool transpose_a = false;
+  bool conjugate_a = false;  // no effect on real types
+  bool unit_diagonal = false;  // a's diagonal is taken to be ones
+};
+// a: [..., k, k], b: [..., m, n] with k = m (left_side) or n; batch dims equal.
+Array triangular_solve(const Array& a, const Array& b, const TriangularSolveOptions& options = {});
+
+// P x = L U with partial pivoting: lu holds L (unit diagonal, below) and U (on and above);
+// pivots [..., min(m, n)] (int32, 0-based: row i was swapped with row pivots[i]);
+// permutation [..., m] (int32: row i of P x is row permutation[i] of x).
+struct LuResult {
+  Array lu, pivots, permutation;
+};
+LuResult lu(const Array& x);
+
+// x = q r. full_matrices: q is [..., m, m] and r [..., m, n]; otherwise [..., m, k] and
+// [..., k, n], k = min(m, n).
+struct QrResult {
+  Array q, r;
+};
+QrResult qr(const Array& x, bool full_matrices = true);
+
+// x = v diag(w) v^T with ascending eigenvalues w and eigenvectors in v's columns. Only the
+// lower (or upper) triangle is read, after symmetrize_input's (x + x^T) / 2.
+struct EighResult {
+  Array v, w;
+};
+EighResult eigh(const Array& x, bool lower = true, bool symmetrize_input = true);
+
+// x = u diag(s) vh with descending singular values. full_matrices: u [..., m, m] and vh
+// [..., n, n], otherwise [..., m, k] and [..., k, n]. With compute_uv = false only s is
+// computed (u and vh are left invalid).
+struct SvdResult {
+  Array u, s, vh;
+};
+SvdResult svd(const Array& x, bool full_matrices = true, bool compute_uv = true);
+
+}  // namespace jx::lax::linalg
