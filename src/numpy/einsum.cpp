@@ -1,11 +1,12 @@
 // jnp.einsum: parses the subscripts, takes diagonals and sums labels that only one operand
 // has (select + reduce_sum, as jax/_src/numpy/einsum.py), then contracts the operands
-// pairwise with dot_general along a greedy path (smallest intermediate first), and finally
-// transposes to the requested output order.
+// pairwise with dot_general along a contraction path (einsum_path.cpp: the cheapest order,
+// or a greedy one for many operands), and finally transposes to the requested output order.
 #include <algorithm>
 #include <map>
 
 #include "jx/numpy.h"
+#include "numpy/einsum_path.h"
 #include "numpy/promote.h"
 #include "support/str.h"
 
@@ -186,8 +187,17 @@ Operand contract_pair(Operand a, Operand b, const Labels& need) {
 
 }  // namespace
 
-Array einsum(std::string_view subscripts_in, const std::vector<Array>& operands_in,
-             std::optional<DType> pref) {
+namespace {
+
+// The operands with their labels, the label sizes and the output labels.
+struct Problem {
+  std::vector<Operand> ops;
+  std::map<int, int64_t> sizes;
+  Labels out;
+};
+
+Problem prepare(std::string_view subscripts_in, const std::vector<Array>& operands_in,
+                std::optional<DType> pref) {
   std::string sub;
   for (char c : subscripts_in)
     if (c != ' ') sub.push_back(c);
@@ -266,26 +276,36 @@ Array einsum(std::string_view subscripts_in, const std::vector<Array>& operands_
       if (c == 1) out.push_back(l);
   }
 
-  for (size_t i = 0; i < ops.size(); ++i) reduce_own_labels(ops[i], needed_elsewhere(ops, i, i, out));
+  return {std::move(ops), std::move(sizes), std::move(out)};
+}
 
-  // Greedy path: contract the pair whose result is smallest.
-  while (ops.size() > 1) {
-    size_t bi = 0, bj = 1;
-    double best = -1;
-    for (size_t i = 0; i < ops.size(); ++i)
-      for (size_t j = i + 1; j < ops.size(); ++j) {
-        Labels r = result_labels(ops[i].labels, ops[j].labels, needed_elsewhere(ops, i, j, out));
-        double sz = 1;
-        for (int l : r) sz *= double(sizes[l]);
-        if (best < 0 || sz < best) {
-          best = sz;
-          bi = i;
-          bj = j;
-        }
-      }
-    Operand r = contract_pair(ops[bi], ops[bj], needed_elsewhere(ops, bi, bj, out));
-    ops.erase(ops.begin() + long(bj));
-    ops[bi] = r;
+std::vector<einsum_detail::Term> terms_of(const Problem& p) {
+  std::vector<einsum_detail::Term> t;
+  for (const Operand& op : p.ops) t.push_back({op.labels});
+  return t;
+}
+
+std::string subscripts_of(const Labels& l) {
+  std::string s;
+  for (int v : l) s += v < kEllipsis ? std::string(1, char(v)) : std::string(1, char('A' + (v - kEllipsis) % 26));
+  return s;
+}
+
+}  // namespace
+
+Array einsum(std::string_view subscripts_in, const std::vector<Array>& operands_in,
+             std::optional<DType> pref, std::string_view optimize) {
+  Problem prob = prepare(subscripts_in, operands_in, pref);
+  std::vector<Operand>& ops = prob.ops;
+  const Labels& out = prob.out;
+  const einsum_detail::Path path = einsum_detail::plan(terms_of(prob), prob.sizes, out, optimize);
+  for (size_t i = 0; i < ops.size(); ++i) reduce_own_labels(ops[i], needed_elsewhere(ops, i, i, out));
+  // Each step contracts two operands; they leave the list and their result joins its end.
+  for (auto [i, j] : path) {
+    Operand r = contract_pair(ops[size_t(i)], ops[size_t(j)], needed_elsewhere(ops, size_t(i), size_t(j), out));
+    ops.erase(ops.begin() + j);
+    ops.erase(ops.begin() + i);
+    ops.push_back(std::move(r));
   }
   Operand& r = ops[0];
   reduce_own_labels(r, out);
@@ -305,6 +325,17 @@ Array einsum(std::string_view subscripts_in, const std::vector<Array>& operands_
     identity = identity && p == int64_t(i);
   }
   return identity ? r.x : lax::transpose(r.x, perm);
+}
+
+
+EinsumPath einsum_path(std::string_view subscripts, const std::vector<Array>& operands,
+                       std::string_view optimize) {
+  Problem p = prepare(subscripts, operands, std::nullopt);
+  auto terms = terms_of(p);
+  EinsumPath r;
+  r.path = einsum_detail::plan(terms, p.sizes, p.out, optimize);
+  r.description = einsum_detail::describe(subscripts, terms, p.sizes, p.out, r.path, subscripts_of);
+  return r;
 }
 
 }  // namespace jx::numpy

@@ -190,6 +190,29 @@ Array tensordot(const Array& a0, const Array& b0, const TensordotAxes& axes,
   return contract(a, b, {ax, bx, {}, {}}, pref);
 }
 
+// As jnp.cross: the vectors lie along axisa/axisb (size 2 or 3; a 2-vector has z = 0), the
+// result's vector along axisc; two 2-vectors give the z component only.
+Array cross(const Array& a0, const Array& b0, int64_t axisa, int64_t axisb, int64_t axisc,
+            std::optional<int64_t> axis) {
+  if (axis) axisa = axisb = axisc = *axis;
+  auto [a1, b1] = promote2(a0, b0);
+  if (a1.ndim() == 0 || b1.ndim() == 0)
+    throw ValueError(str("[cross] needs arrays of vectors, got ", t_str(a0), " and ", t_str(b0)));
+  Array a = moveaxis(a1, axisa, -1), b = moveaxis(b1, axisb, -1);
+  const int64_t na = a.shape().back(), nb = b.shape().back();
+  if ((na != 2 && na != 3) || (nb != 2 && nb != 3))
+    throw ValueError(str("[cross] the vectors must have 2 or 3 components, got ", t_str(a0), " (axis ",
+                         axisa, ") and ", t_str(b0), " (axis ", axisb, ")"));
+  auto comp = [](const Array& v, int64_t i) {
+    return i < v.shape().back() ? v(jx::ellipsis, i) : zeros_like(v(jx::ellipsis, 0));
+  };
+  if (na == 2 && nb == 2) return comp(a, 0) * comp(b, 1) - comp(a, 1) * comp(b, 0);
+  Array c = stack({comp(a, 1) * comp(b, 2) - comp(a, 2) * comp(b, 1),
+                   comp(a, 2) * comp(b, 0) - comp(a, 0) * comp(b, 2),
+                   comp(a, 0) * comp(b, 1) - comp(a, 1) * comp(b, 0)});
+  return moveaxis(c, 0, axisc);
+}
+
 Array kron(const Array& a0, const Array& b0) {
   auto [a, b] = promote2(a0, b0);
   const int64_t n = std::max(a.ndim(), b.ndim());

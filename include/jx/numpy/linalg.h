@@ -36,6 +36,10 @@ using TensordotAxes = std::pair<std::vector<int64_t>, std::vector<int64_t>>;
 Array tensordot(const Array& a, const Array& b, const TensordotAxes& axes,
                 std::optional<DType> preferred_element_type = std::nullopt);
 Array kron(const Array& a, const Array& b);
+// jnp.cross: vectors of 2 or 3 components along axisa/axisb (a 2-vector has z = 0); the
+// result's along axisc. `axis` sets all three. Two 2-vectors give the z component alone.
+Array cross(const Array& a, const Array& b, int64_t axisa = -1, int64_t axisb = -1,
+            int64_t axisc = -1, std::optional<int64_t> axis = std::nullopt);
 // Sum of the `offset` diagonal over axes (axis1, axis2); ints narrower than the default int
 // sum in the default int, as jnp.sum.
 Array trace(const Array& a, int64_t offset = 0, int64_t axis1 = 0, int64_t axis2 = 1,
@@ -43,13 +47,24 @@ Array trace(const Array& a, int64_t offset = 0, int64_t axis1 = 0, int64_t axis2
 
 // einsum("ij,jk->ik", {a, b}): explicit or implicit output, '...' broadcasting, repeated
 // labels (diagonals/traces), any number of operands, contracted pairwise into
-// dot_general chains along a greedy path.
+// dot_general chains. optimize picks the order: "optimal" (fewest multiply-adds, up to
+// 12 operands), "greedy", or "auto" (optimal up to 8 operands), as jnp.einsum.
 Array einsum(std::string_view subscripts, const std::vector<Array>& operands,
-             std::optional<DType> preferred_element_type = std::nullopt);
+             std::optional<DType> preferred_element_type = std::nullopt,
+             std::string_view optimize = "auto");
 template <class... A, std::enable_if_t<(std::is_convertible_v<const A&, Array> && ...), int> = 0>
 Array einsum(std::string_view subscripts, const A&... operands) {
   return einsum(subscripts, std::vector<Array>{Array(operands)...});
 }
+// jnp.einsum_path: the contraction order einsum would take with `optimize`, in opt_einsum's
+// format (each step names two positions in the current operand list; both leave it and
+// their result joins its end), and a description with the naive and optimized costs.
+struct EinsumPath {
+  std::vector<std::pair<int64_t, int64_t>> path;
+  std::string description;
+};
+EinsumPath einsum_path(std::string_view subscripts, const std::vector<Array>& operands,
+                       std::string_view optimize = "greedy");
 
 namespace linalg {
 

@@ -3,8 +3,9 @@
 // Functions that need an inexact result (divide, sqrt, exp, ...) promote integers and bools
 // to float32.
 #pragma once
-#include <string>
 #include <optional>
+#include <string>
+#include <utility>
 
 #include "jx/array.h"
 
@@ -22,6 +23,8 @@ Array floor_divide(const Array& x, const Array& y);  // Python's //: rounds towa
 Array remainder(const Array& x, const Array& y);     // Python's %: sign of y; x % 0 == 0 for ints
 Array mod(const Array& x, const Array& y);
 Array fmod(const Array& x, const Array& y);  // C's fmod: sign of x; x fmod 0 == 0 for ints
+// (floor_divide(x, y), remainder(x, y)).
+std::pair<Array, Array> divmod(const Array& x, const Array& y);
 // A C++ integer exponent (power(x, 3): a weak int scalar) uses exact repeated
 // multiplication (lax.integer_pow), as jnp does for a Python int exponent.
 Array power(const Array& x, const Array& y);
@@ -39,6 +42,13 @@ Array fmax(const Array& x, const Array& y);  // NaN ignored
 Array fmin(const Array& x, const Array& y);
 Array heaviside(const Array& x1, const Array& x2);
 Array copysign(const Array& x1, const Array& x2);
+// The float's parts, exact at subnormals, infinities and NaNs as NumPy's (math_float_parts.cpp):
+// frexp: (mantissa in [0.5, 1) with x's sign, int32 exponent), x = mantissa * 2^exponent.
+std::pair<Array, Array> frexp(const Array& x);
+// x1 * 2^x2 for an integer array x2, rounded once; differentiable in x1.
+Array ldexp(const Array& x1, const Array& x2);
+// (fractional part, integral part), both with x's sign.
+std::pair<Array, Array> modf(const Array& x);
 Array signbit(const Array& x);
 
 // ---- exponents, logarithms, powers ----
