@@ -14,6 +14,7 @@
 #include "jx/jit.h"
 #include "jx/lax.h"
 #include "jx/lax/linalg.h"
+#include "jx/lax/special.h"
 #include "jx/nn.h"
 #include "jx/optim.h"
 #include "jx/parallel.h"

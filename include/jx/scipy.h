@@ -1,4 +1,4 @@
-// jx::scipy: a first slice of jax.scipy.special and jax.scipy.stats (docs/scipy.md).
+// jx::scipy: jax.scipy.special and jax.scipy.stats, in part (docs/scipy.md).
 // Every function is composed from jx::numpy / jx::lax / jx::nn, so grad, jit and vmap go
 // through it; the formulas, custom derivatives and edge values are JAX's
 // (jax/_src/scipy/special.py, jax/_src/ops/special.py, jax/_src/scipy/stats/*.py).
@@ -91,6 +91,29 @@ Array ndtri(const Array& p);
 // Custom derivative exp(norm_logpdf(x) - log_ndtr(x)), finite far into the tails.
 Array log_ndtr(const Array& x, int series_order = 3);
 
+// ---- on the special primitives of jx/lax/special.h (XLA's algorithms, docs/scipy.md) ----
+
+// Regularized lower / upper incomplete gamma P(a, x), Q(a, x) = 1 - P: lax.igamma and
+// lax.igammac. NaN for a < 0, x < 0 or a = x = 0. Differentiable in a and x.
+Array gammainc(const Array& a, const Array& x);
+Array gammaincc(const Array& a, const Array& x);
+// Regularized incomplete beta I_x(a, b); NaN outside a, b >= 0, 0 <= x <= 1.
+// Differentiable in x only, as JAX's (a tangent in a or b throws ValueError).
+Array betainc(const Array& a, const Array& b, const Array& x);
+// Hurwitz zeta(x, q) = sum_k (q + k)^-x (x > 1; NaN for x < 1). JAX requires q, so does
+// jx. Differentiable in q: -x zeta(x + 1, q) (JAX: not differentiable).
+Array zeta(const Array& x, const Array& q);
+// psi^(n)(x), the n-th derivative of digamma. n must have an integer dtype (DTypeError
+// otherwise, as JAX's assert); a negative n gives NaN. Differentiable in x.
+Array polygamma(const Array& n, const Array& x);
+// Modified Bessel functions of the first kind, orders 0 and 1: i0 = exp(|x|) i0e,
+// i1 = exp(|x|) i1e (they overflow to inf beyond |x| ~ 713, as SciPy's). i0 has JAX's
+// custom derivative i1.
+Array i0e(const Array& x);
+Array i0(const Array& x);
+Array i1e(const Array& x);
+Array i1(const Array& x);
+
 }  // namespace special
 
 namespace stats {
@@ -117,6 +140,8 @@ Array pmf(const Array& k, const Array& p, const Array& loc = 0.0);
 namespace poisson {
 Array logpmf(const Array& k, const Array& mu, const Array& loc = 0.0);
 Array pmf(const Array& k, const Array& mu, const Array& loc = 0.0);
+// P(K <= k) = Q(floor(k - loc) + 1, mu); 0 for k < loc.
+Array cdf(const Array& k, const Array& mu, const Array& loc = 0.0);
 }  // namespace poisson
 
 // Support [loc, loc + scale]; -inf outside.
@@ -125,13 +150,43 @@ Array logpdf(const Array& x, const Array& a, const Array& b, const Array& loc = 
              const Array& scale = 1.0);
 Array pdf(const Array& x, const Array& a, const Array& b, const Array& loc = 0.0,
           const Array& scale = 1.0);
+// I_y(a, b) with y = (x - loc) / scale clamped to [0, 1]. Differentiable in x, loc, scale.
+Array cdf(const Array& x, const Array& a, const Array& b, const Array& loc = 0.0,
+          const Array& scale = 1.0);
 }  // namespace beta
 
 // Support [loc, inf); -inf below.
 namespace gamma {
 Array logpdf(const Array& x, const Array& a, const Array& loc = 0.0, const Array& scale = 1.0);
 Array pdf(const Array& x, const Array& a, const Array& loc = 0.0, const Array& scale = 1.0);
+// P(a, y) and Q(a, y), y = (x - loc) / scale clamped to [0, inf): 0 and 1 below loc.
+Array cdf(const Array& x, const Array& a, const Array& loc = 0.0, const Array& scale = 1.0);
+Array sf(const Array& x, const Array& a, const Array& loc = 0.0, const Array& scale = 1.0);
 }  // namespace gamma
+
+// Chi-squared with df degrees of freedom; support [loc, inf), -inf log-density below.
+namespace chi2 {
+Array logpdf(const Array& x, const Array& df, const Array& loc = 0.0, const Array& scale = 1.0);
+Array pdf(const Array& x, const Array& df, const Array& loc = 0.0, const Array& scale = 1.0);
+Array cdf(const Array& x, const Array& df, const Array& loc = 0.0, const Array& scale = 1.0);
+Array sf(const Array& x, const Array& df, const Array& loc = 0.0, const Array& scale = 1.0);
+}  // namespace chi2
+
+// Student's t with df degrees of freedom.
+namespace t {
+Array logpdf(const Array& x, const Array& df, const Array& loc = 0.0, const Array& scale = 1.0);
+Array pdf(const Array& x, const Array& df, const Array& loc = 0.0, const Array& scale = 1.0);
+}  // namespace t
+
+// The multivariate normal N(mean, cov), as JAX's: mean [..., n] (or a scalar: the 1-d
+// case), cov [..., n, n] (or a scalar: cov * I). x [..., n]; batch dims of x, mean and
+// cov broadcast, and the result has them. cov is factored by lax::linalg::cholesky (a
+// matrix that is not positive definite gives NaN); differentiable in x, mean and cov.
+// Throws ValueError when cov is neither a scalar nor [..., n, n].
+namespace multivariate_normal {
+Array logpdf(const Array& x, const Array& mean, const Array& cov);
+Array pdf(const Array& x, const Array& mean, const Array& cov);
+}  // namespace multivariate_normal
 
 // Support [loc, loc + scale]; -inf outside.
 namespace uniform {

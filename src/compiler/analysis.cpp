@@ -48,7 +48,9 @@ bool transcendental(Prim p) {
     case Prim::Asin: case Prim::Acos: case Prim::Atan: case Prim::Sinh: case Prim::Cosh:
     case Prim::Asinh: case Prim::Acosh: case Prim::Atanh: case Prim::Sqrt: case Prim::Rsqrt:
     case Prim::Cbrt: case Prim::Pow: case Prim::Atan2: case Prim::Lgamma: case Prim::Digamma:
-    case Prim::Erf: case Prim::Erfc: case Prim::ErfInv:
+    case Prim::Erf: case Prim::Erfc: case Prim::ErfInv: case Prim::Igamma: case Prim::Igammac:
+    case Prim::IgammaGradA: case Prim::RegularizedIncompleteBeta: case Prim::Zeta:
+    case Prim::Polygamma: case Prim::BesselI0e: case Prim::BesselI1e:
       return true;
     default:
       return false;

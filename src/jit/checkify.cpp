@@ -153,6 +153,12 @@ bool nan_checked(Prim p) {
     case Prim::Erf:
     case Prim::Erfc:
     case Prim::ErfInv:
+    case Prim::Igamma:
+    case Prim::Igammac:
+    case Prim::IgammaGradA:
+    case Prim::RegularizedIncompleteBeta:
+    case Prim::BesselI0e:
+    case Prim::BesselI1e:
     case Prim::Add:
     case Prim::Sub:
     case Prim::Mul:

@@ -18,6 +18,7 @@ void register_indexing();
 void register_dot();
 void register_conv();
 void register_linalg();
+void register_special();
 void register_windowed();
 void register_random();
 void register_collective();
@@ -58,6 +59,7 @@ void register_all() {
   register_dot();
   register_conv();
   register_linalg();
+  register_special();
   register_windowed();
   register_random();
   register_collective();

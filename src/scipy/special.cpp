@@ -10,6 +10,7 @@
 
 #include "jx/custom_derivatives.h"
 #include "jx/lax.h"
+#include "jx/lax/special.h"
 #include "jx/nn/functions.h"
 #include "jx/numpy.h"
 #include "jx/scipy.h"
@@ -386,6 +387,69 @@ Array log_ndtr(const Array& x, int series_order) {
     return std::pair(ans, std::get<0>(t) * jnp::exp(norm_logpdf_standard(x) - ans));
   };
   return jx::custom_jvp(primal, rule)(x);
+}
+
+// ---- incomplete gamma and beta, zeta, polygamma, Bessel: the special primitives ----
+
+namespace {
+
+// promote_args_inexact, then NumPy's rank broadcast: the lax primitives take operands of
+// equal rank whose dims are equal or 1.
+std::vector<Array> special_args(std::vector<Array> xs, const char* fn) {
+  return numpy::detail::equalize_ranks(inexact(std::move(xs), fn));
+}
+
+// JAX's _i0: exp(|x|) i0e(|x|), with the custom derivative i1(x) (the composition would
+// differentiate |x| at 0).
+Array i0_value(const Array& x) {
+  Array abs_x = lax::abs(x);
+  return lax::mul(lax::exp(abs_x), lax::bessel_i0e(abs_x));
+}
+const auto i0_with_rule =
+    jx::custom_jvp(i0_value).defjvp([](const std::tuple<Array>& p, const std::tuple<Array>& t) {
+      const Array& x = std::get<0>(p);
+      return std::pair(i0_value(x), std::get<0>(t) * i1(x));
+    });
+
+}  // namespace
+
+Array gammainc(const Array& a, const Array& x) {
+  std::vector<Array> v = special_args({a, x}, "gammainc");
+  return lax::igamma(v[0], v[1]);
+}
+
+Array gammaincc(const Array& a, const Array& x) {
+  std::vector<Array> v = special_args({a, x}, "gammaincc");
+  return lax::igammac(v[0], v[1]);
+}
+
+Array betainc(const Array& a, const Array& b, const Array& x) {
+  std::vector<Array> v = special_args({a, b, x}, "betainc");
+  return lax::betainc(v[0], v[1], v[2]);
+}
+
+Array zeta(const Array& x, const Array& q) {
+  std::vector<Array> v = special_args({x, q}, "zeta");
+  return lax::zeta(v[0], v[1]);
+}
+
+Array polygamma(const Array& n, const Array& x) {
+  // JAX asserts an integer n (the order is not a float parameter); jx says so by type.
+  if (!is_integer(n.dtype()))
+    throw DTypeError(str("[polygamma] the order n must have an integer dtype, got ",
+                         type_str(n.dtype(), n.shape()), " (as JAX's); pass an int, or ",
+                         "convert with n.astype(jx::int32)"));
+  std::vector<Array> v = special_args({n, x}, "polygamma");
+  return lax::polygamma(v[0], v[1]);
+}
+
+Array i0e(const Array& x) { return lax::bessel_i0e(inexact({x})[0]); }
+Array i1e(const Array& x) { return lax::bessel_i1e(inexact({x})[0]); }
+Array i0(const Array& x) { return i0_with_rule(inexact({x})[0]); }
+
+Array i1(const Array& x_in) {
+  const Array x = inexact({x_in})[0];
+  return lax::mul(lax::exp(lax::abs(x)), lax::bessel_i1e(x));
 }
 
 }  // namespace jx::scipy::special

@@ -1,4 +1,4 @@
-// jax.scipy.stats' univariate distributions (jax/_src/scipy/stats/*.py), composed from
+// jax.scipy.stats' distributions (jax/_src/scipy/stats/*.py), composed from
 // jx::scipy::special and jnp with JAX's formulas: the same support checks (-inf outside),
 // the same dtypes, and the same derivatives.
 #include <cmath>
@@ -6,9 +6,11 @@
 #include <vector>
 
 #include "jx/lax.h"
+#include "jx/lax/linalg.h"
 #include "jx/numpy.h"
 #include "jx/scipy.h"
 #include "scipy/common.h"
+#include "support/str.h"
 
 namespace jx::scipy::stats {
 
@@ -99,6 +101,14 @@ Array poisson::pmf(const Array& kk, const Array& mu, const Array& loc) {
   return jnp::exp(logpmf(kk, mu, loc));
 }
 
+Array poisson::cdf(const Array& k_in, const Array& mu_in, const Array& loc_in) {
+  auto v = inexact({k_in, mu_in, loc_in}, "poisson.cdf");
+  const Array &kk = v[0], &mu = v[1], &loc = v[2];
+  Array x = kk - loc;
+  Array p = sp::gammaincc(jnp::floor(k(kk, 1.0) + x), mu);
+  return jnp::where(x < k(kk, 0.0), k(kk, 0.0), p);
+}
+
 // ---- beta ----
 
 Array beta::logpdf(const Array& x_in, const Array& a_in, const Array& b_in, const Array& loc_in,
@@ -118,6 +128,13 @@ Array beta::pdf(const Array& x, const Array& a, const Array& b, const Array& loc
   return jnp::exp(logpdf(x, a, b, loc, scale));
 }
 
+Array beta::cdf(const Array& x_in, const Array& a_in, const Array& b_in, const Array& loc_in,
+                const Array& scale_in) {
+  auto v = inexact({x_in, a_in, b_in, loc_in, scale_in}, "beta.cdf");
+  const Array &x = v[0], &a = v[1], &b = v[2], &loc = v[3], &scale = v[4];
+  return sp::betainc(a, b, lax::clamp(k(x, 0.0), (x - loc) / scale, k(x, 1.0)));
+}
+
 // ---- gamma ----
 
 Array gamma::logpdf(const Array& x_in, const Array& a_in, const Array& loc_in,
@@ -132,6 +149,137 @@ Array gamma::logpdf(const Array& x_in, const Array& a_in, const Array& loc_in,
 
 Array gamma::pdf(const Array& x, const Array& a, const Array& loc, const Array& scale) {
   return jnp::exp(logpdf(x, a, loc, scale));
+}
+
+Array gamma::cdf(const Array& x_in, const Array& a_in, const Array& loc_in,
+                 const Array& scale_in) {
+  auto v = inexact({x_in, a_in, loc_in, scale_in}, "gamma.cdf");
+  const Array &x = v[0], &a = v[1], &loc = v[2], &scale = v[3];
+  return sp::gammainc(a, lax::clamp(k(x, 0.0), (x - loc) / scale, k(x, kInf)));
+}
+
+// JAX's gamma.sf does not clamp, so it is NaN below loc (igammac of a negative x); jx
+// clamps as cdf and as JAX's own chi2.sf do, which gives SciPy's 1.
+Array gamma::sf(const Array& x_in, const Array& a_in, const Array& loc_in,
+                const Array& scale_in) {
+  auto v = inexact({x_in, a_in, loc_in, scale_in}, "gamma.sf");
+  const Array &x = v[0], &a = v[1], &loc = v[2], &scale = v[3];
+  return sp::gammaincc(a, lax::clamp(k(x, 0.0), (x - loc) / scale, k(x, kInf)));
+}
+
+// ---- chi2 ----
+
+// JAX's formula, except (df/2 - 1) log y as xlogy: JAX's product is 0 * -inf = NaN at
+// x = loc for df = 2, where the density is 1/2 (SciPy's value, and jx's).
+Array chi2::logpdf(const Array& x_in, const Array& df_in, const Array& loc_in,
+                   const Array& scale_in) {
+  auto v = inexact({x_in, df_in, loc_in, scale_in}, "chi2.logpdf");
+  const Array &x = v[0], &df = v[1], &loc = v[2], &scale = v[3];
+  Array two = k(x, 2.0);
+  Array y = (x - loc) / scale;
+  Array df_on_two = df / two;
+  Array kernel = sp::xlogy(df_on_two - k(x, 1.0), y) - y / two;
+  Array nrml_cnst = -(lax::lgamma(df_on_two) + jnp::log(two) * df / two);
+  Array log_probs = nrml_cnst - jnp::log(scale) + kernel;
+  return minus_inf_where(x < loc, log_probs);
+}
+
+Array chi2::pdf(const Array& x, const Array& df, const Array& loc, const Array& scale) {
+  return jnp::exp(logpdf(x, df, loc, scale));
+}
+
+Array chi2::cdf(const Array& x_in, const Array& df_in, const Array& loc_in,
+                const Array& scale_in) {
+  auto v = inexact({x_in, df_in, loc_in, scale_in}, "chi2.cdf");
+  const Array &x = v[0], &df = v[1], &loc = v[2], &scale = v[3];
+  Array two = k(scale, 2.0);
+  return sp::gammainc(df / two, lax::clamp(k(x, 0.0), (x - loc) / (scale * two), k(x, kInf)));
+}
+
+Array chi2::sf(const Array& x_in, const Array& df_in, const Array& loc_in,
+               const Array& scale_in) {
+  auto v = inexact({x_in, df_in, loc_in, scale_in}, "chi2.sf");
+  const Array &x = v[0], &df = v[1], &loc = v[2], &scale = v[3];
+  Array two = k(scale, 2.0);
+  return sp::gammaincc(df / two, lax::clamp(k(x, 0.0), (x - loc) / (scale * two), k(x, kInf)));
+}
+
+// ---- t ----
+
+Array t::logpdf(const Array& x_in, const Array& df_in, const Array& loc_in,
+                const Array& scale_in) {
+  auto v = inexact({x_in, df_in, loc_in, scale_in}, "t.logpdf");
+  const Array &x = v[0], &df = v[1], &loc = v[2], &scale = v[3];
+  Array two = k(x, 2.0);
+  Array scaled_x = (x - loc) / scale;
+  Array df_over_two = df / two;
+  Array df_plus_one_over_two = df_over_two + k(x, 0.5);
+  Array normalize_term_const = scale * scale * k(x, std::numbers::pi);
+  Array normalize_term_tmp = jnp::log(normalize_term_const * df) / two;
+  Array normalize_term =
+      lax::lgamma(df_over_two) + normalize_term_tmp - lax::lgamma(df_plus_one_over_two);
+  Array quadratic = scaled_x * scaled_x / df;
+  return -(normalize_term + df_plus_one_over_two * jnp::log1p(quadratic));
+}
+
+Array t::pdf(const Array& x, const Array& df, const Array& loc, const Array& scale) {
+  return jnp::exp(logpdf(x, df, loc, scale));
+}
+
+// ---- multivariate_normal ----
+
+namespace {
+
+// y = L^-1 d for a lower-triangular L [..., n, n] and vectors d [..., n], batch dims
+// broadcast: JAX's jnp.vectorize(triangular_solve(lower=True, transpose_a=True)). A single
+// L solves every row of d in one call (d as the right-hand sides of x L^T = d).
+Array solve_lower(const Array& L, const Array& d) {
+  const int64_t n = L.shape(-1);
+  namespace ll = jx::lax::linalg;
+  const ll::TriangularSolveOptions opts{.left_side = false, .lower = true, .transpose_a = true};
+  if (L.ndim() == 2) {
+    const int64_t m = d.size() / std::max<int64_t>(n, 1);
+    Array rows = jnp::reshape(d, {m, n});
+    return jnp::reshape(ll::triangular_solve(L, rows, opts), d.shape());
+  }
+  Shape lb(L.shape().begin(), L.shape().end() - 2), db(d.shape().begin(), d.shape().end() - 1);
+  Shape batch = numpy::detail::broadcast_shapes("multivariate_normal.logpdf", {lb, db});
+  Shape lshape = batch, dshape = batch;
+  lshape.push_back(n);
+  lshape.push_back(n);
+  dshape.push_back(1);
+  dshape.push_back(n);
+  Array y = ll::triangular_solve(jnp::broadcast_to(L, lshape),
+                                 jnp::broadcast_to(jnp::expand_dims(d, -2), dshape), opts);
+  return jnp::squeeze(y, -2);
+}
+
+}  // namespace
+
+Array multivariate_normal::logpdf(const Array& x_in, const Array& mean_in, const Array& cov_in) {
+  auto v = numpy::detail::promote_inexact({x_in, mean_in, cov_in});
+  const Array &x = v[0], &mean = v[1], &cov = v[2];
+  const double log_2pi = std::log(2.0 * std::numbers::pi);
+  if (mean.ndim() == 0)
+    return -0.5 * jnp::square(x - mean) / cov - 0.5 * (k(x, log_2pi) + jnp::log(cov));
+  const int64_t n = mean.shape(-1);
+  const double half_n = 0.5 * double(n);
+  if (cov.ndim() == 0) {
+    Array y = x - mean;
+    return -0.5 * jnp::sum(y * y, -1) / cov - half_n * (k(x, log_2pi) + jnp::log(cov));
+  }
+  if (cov.ndim() < 2 || cov.shape(-1) != n || cov.shape(-2) != n)
+    throw ValueError(str("[multivariate_normal.logpdf] got incompatible shapes: mean ",
+                         shape_str(mean.shape()), " needs cov of shape (..., ", n, ", ", n,
+                         ") or a scalar, got ", shape_str(cov.shape())));
+  Array L = jx::lax::linalg::cholesky(cov);
+  Array y = solve_lower(L, x - mean);
+  Array log_det_half = jnp::sum(jnp::log(jnp::diagonal(L, 0, -2, -1)), -1);
+  return -0.5 * jnp::sum(y * y, -1) - k(x, half_n * log_2pi) - log_det_half;
+}
+
+Array multivariate_normal::pdf(const Array& x, const Array& mean, const Array& cov) {
+  return jnp::exp(logpdf(x, mean, cov));
 }
 
 // ---- uniform ----

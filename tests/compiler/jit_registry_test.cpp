@@ -14,6 +14,7 @@
 #include "compiler/jit_testing.h"
 #include "ops/common.h"
 #include "jx/control_flow.h"
+#include "jx/lax/special.h"
 #include "jx/random.h"
 #include "jx/transforms.h"
 
@@ -64,6 +65,17 @@ std::vector<Op> float_ops(DType t) {
       Op{"chain", Tol::Ulps, [](const Arrays& a) {
          return lax::mul(lax::tanh(lax::add(a[0], a[1])), lax::logistic(lax::sub(a[2], a[0])));
        }},
+      // Special functions (ops/special.cpp): library calls under jit, so exact; abs, floor
+      // and logistic (fused around them) put the operands inside the domains.
+      Op{"igamma", Tol::Exact, [](const Arrays& a) { return lax::igamma(lax::abs(a[0]), lax::abs(a[1])); }},
+      Op{"igammac", Tol::Exact, [](const Arrays& a) { return lax::igammac(lax::abs(a[0]), lax::abs(a[1])); }},
+      Op{"igamma_grad_a", Tol::Exact, [](const Arrays& a) { return lax::igamma_grad_a(lax::abs(a[0]), lax::abs(a[1])); }},
+      Op{"betainc", Tol::Exact, [](const Arrays& a) {
+         return lax::betainc(lax::abs(a[0]), lax::abs(a[1]), lax::logistic(a[2]));
+       }},
+      Op{"zeta", Tol::Exact, [](const Arrays& a) { return lax::zeta(lax::abs(a[0]), a[1]); }},
+      Op{"polygamma", Tol::Exact, [](const Arrays& a) { return lax::polygamma(lax::floor(lax::abs(a[0])), a[1]); }},
+      UNARY(bessel_i0e), UNARY(bessel_i1e),
   };
   ops.push_back(Op{"convert_other", Tol::Exact, [t](const Arrays& a) {
                      return lax::convert_element_type(a[0], t == DType::Float32 ? DType::Float64 : DType::Float32);

@@ -598,7 +598,8 @@ TEST(GradRegistry, FamiliesHaveAllRules) {
   for (int i = 0; i < jx::ops::kNumPrims; ++i) {
     const jx::ops::PrimitiveInfo& p = jx::ops::info(Prim(i));
     std::string fam = p.family;
-    if (fam != "unary" && fam != "binary" && fam != "convert_select") continue;
+    if (fam != "unary" && fam != "binary" && fam != "convert_select" && fam != "special")
+      continue;
     if (!p.jvp && !p.zero_tangent) missing.push_back(std::string(p.name) + ": jvp");
     if (!p.transpose && !p.not_linear) missing.push_back(std::string(p.name) + ": transpose");
     if (p.transpose && p.not_linear) missing.push_back(std::string(p.name) + ": both");
