@@ -66,12 +66,14 @@ std::vector<Op> float_ops(DType t) {
          return lax::mul(lax::tanh(lax::add(a[0], a[1])), lax::logistic(lax::sub(a[2], a[0])));
        }},
       // Special functions (ops/special.cpp): library calls under jit, so exact; abs, floor
-      // and logistic (fused around them) put the operands inside the domains.
+      // and division (fused around them, and exact in generated code too) put the operands
+      // inside the domains.
       Op{"igamma", Tol::Exact, [](const Arrays& a) { return lax::igamma(lax::abs(a[0]), lax::abs(a[1])); }},
       Op{"igammac", Tol::Exact, [](const Arrays& a) { return lax::igammac(lax::abs(a[0]), lax::abs(a[1])); }},
       Op{"igamma_grad_a", Tol::Exact, [](const Arrays& a) { return lax::igamma_grad_a(lax::abs(a[0]), lax::abs(a[1])); }},
-      Op{"betainc", Tol::Exact, [](const Arrays& a) {
-         return lax::betainc(lax::abs(a[0]), lax::abs(a[1]), lax::logistic(a[2]));
+      Op{"betainc", Tol::Exact, [](const Arrays& a) {  // x = |c| / (|c| + 1): exact ops only
+         Array c = lax::abs(a[2]);
+         return lax::betainc(lax::abs(a[0]), lax::abs(a[1]), lax::div(c, lax::add(c, jnp::ones_like(c))));
        }},
       Op{"zeta", Tol::Exact, [](const Arrays& a) { return lax::zeta(lax::abs(a[0]), a[1]); }},
       Op{"polygamma", Tol::Exact, [](const Arrays& a) { return lax::polygamma(lax::floor(lax::abs(a[0])), a[1]); }},

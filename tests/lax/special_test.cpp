@@ -310,15 +310,20 @@ TEST(LaxSpecial, VmapEqualsLoop) {
 }
 
 TEST(LaxSpecial, JitEqualsEager) {
-  // The kernels are library calls under jit: identical values, fused neighbours included.
+  // The kernels are library calls under jit: identical values. The inputs are mapped into
+  // the domains eagerly: jit fuses that mapping (logistic, exp, ...) into generated code,
+  // which may differ from the eager kernels by an ulp or two with other compile flags or
+  // vector widths (the sanitizer builds, AVX2); tests/compiler/jit_registry_test.cpp
+  // covers the fused neighbours with that tolerance.
   for (const Prim& p : prims()) {
     SCOPED_TRACE(p.name);
     for (DType t : {DType::Float32, DType::Float64}) {
       Arrays in;
       for (int k = 0; k < p.arity; ++k)
         in.push_back(jx::testing::rand_f64({5, 7}, unsigned(3 + k), -4, 4).astype(t));
-      auto f = [&p](const Arrays& a) { return p.f(p.domain(a)); };
-      expect_identical(jx::jit(f)(in), f(in), p.name);
+      const Arrays d = p.domain(in);
+      auto f = [&p](const Arrays& a) { return p.f(a); };
+      expect_identical(jx::jit(f)(d), f(d), p.name);
     }
   }
 }
