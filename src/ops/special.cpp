@@ -116,8 +116,7 @@ Array special_tangent(const Array& g, std::span<const Array> in, const Array& an
     // JAX defines no derivative here. In x it is d/da of the density:
     // igamma_dx(a, x) (log x - digamma(a)); in a it would need d2P/da2, which XLA has not.
     if constexpr (I == 0) {
-      not_differentiable(P, "a", "the second derivative of igamma in a is not implemented, "
-                                 "as in JAX");
+      not_differentiable(P, "a", "igamma_grad_a has no derivative in a; JAX defines none");
     } else {
       const Array &a = in[0], &x = in[1];
       return lax::mul(g, lax::mul(igamma_dx(a, x), lax::sub(lax::log(x), lax::digamma(a))));
@@ -138,8 +137,7 @@ Array special_tangent(const Array& g, std::span<const Array> in, const Array& an
   } else if constexpr (P == Prim::Zeta) {
     // d/dq zeta(x, q) = -x zeta(x + 1, q) (JAX defines no derivative for zeta).
     if constexpr (I == 0) {
-      not_differentiable(P, "x", "the derivative in the order x is not implemented; JAX "
-                                 "defines none for zeta");
+      not_differentiable(P, "x", "zeta has no derivative in its order x; JAX defines none");
     } else {
       const Array &x = in[0], &q = in[1];
       return lax::mul(g, lax::neg(lax::mul(x, lax::zeta(lax::add(x, c(1.0)), q))));

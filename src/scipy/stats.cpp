@@ -3,6 +3,7 @@
 // the same dtypes, and the same derivatives.
 #include <cmath>
 #include <numbers>
+#include <utility>
 #include <vector>
 
 #include "jx/lax.h"
@@ -188,20 +189,28 @@ Array chi2::pdf(const Array& x, const Array& df, const Array& loc, const Array& 
   return jnp::exp(logpdf(x, df, loc, scale));
 }
 
-Array chi2::cdf(const Array& x_in, const Array& df_in, const Array& loc_in,
-                const Array& scale_in) {
-  auto v = inexact({x_in, df_in, loc_in, scale_in}, "chi2.cdf");
+namespace {
+// chi2(df) is gamma(df / 2, scale 2): the incomplete gamma's arguments, with (x - loc) /
+// (2 scale) clamped into the support.
+std::pair<Array, Array> chi2_gamma_args(const Array& x_in, const Array& df_in, const Array& loc_in,
+                                        const Array& scale_in, const char* op) {
+  auto v = inexact({x_in, df_in, loc_in, scale_in}, op);
   const Array &x = v[0], &df = v[1], &loc = v[2], &scale = v[3];
   Array two = k(scale, 2.0);
-  return sp::gammainc(df / two, lax::clamp(k(x, 0.0), (x - loc) / (scale * two), k(x, kInf)));
+  return {df / two, lax::clamp(k(x, 0.0), (x - loc) / (scale * two), k(x, kInf))};
+}
+}  // namespace
+
+Array chi2::cdf(const Array& x_in, const Array& df_in, const Array& loc_in,
+                const Array& scale_in) {
+  auto [a, z] = chi2_gamma_args(x_in, df_in, loc_in, scale_in, "chi2.cdf");
+  return sp::gammainc(a, z);
 }
 
 Array chi2::sf(const Array& x_in, const Array& df_in, const Array& loc_in,
                const Array& scale_in) {
-  auto v = inexact({x_in, df_in, loc_in, scale_in}, "chi2.sf");
-  const Array &x = v[0], &df = v[1], &loc = v[2], &scale = v[3];
-  Array two = k(scale, 2.0);
-  return sp::gammaincc(df / two, lax::clamp(k(x, 0.0), (x - loc) / (scale * two), k(x, kInf)));
+  auto [a, z] = chi2_gamma_args(x_in, df_in, loc_in, scale_in, "chi2.sf");
+  return sp::gammaincc(a, z);
 }
 
 // ---- t ----

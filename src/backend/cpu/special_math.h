@@ -130,6 +130,17 @@ inline double igammac_continued_fraction(double ax, double x, double a, bool ena
   }
 }
 
+// x^a e^-x / Gamma(a), the prefactor of every incomplete-gamma evaluation, and whether it
+// is large enough to be worth the series (else the result is 0 or 1 at once).
+struct GammaPrefactor {
+  double ax;
+  bool enabled;
+};
+inline GammaPrefactor gamma_prefactor(double a, double x) {
+  const double log_ax = a * std::log(x) - x - log_gamma(a);
+  return {std::exp(log_ax), !(log_ax < kMinLogAx)};
+}
+
 // P(a, x) = gamma(a, x) / Gamma(a). NaN for x < 0, a < 0, a = x = 0 and NaN arguments.
 JX_SPECIAL_ENTRY double igamma(double a, double x) {
   if (std::isnan(a) || std::isnan(x) || x < 0 || a < 0 || (a == 0 && x == 0)) return kNaN;
@@ -140,9 +151,7 @@ JX_SPECIAL_ENTRY double igamma(double a, double x) {
   if (a == 0) return 1;
   if (a == kInf) return 0;
   const bool use_cf = x >= 1 && x > a;
-  const double log_ax = a * std::log(x) - x - log_gamma(a);
-  const bool enabled = !(log_ax < kMinLogAx);
-  const double ax = std::exp(log_ax);
+  const auto [ax, enabled] = gamma_prefactor(a, x);
   return use_cf ? 1 - igammac_continued_fraction<Mode::Value>(ax, x, a, enabled)
                 : igamma_series<Mode::Value>(ax, x, a, enabled);
 }
@@ -155,9 +164,7 @@ JX_SPECIAL_ENTRY double igammac(double a, double x) {
   if (x == kInf || a == 0) return 0;
   if (a == kInf) return 1;
   const bool use_series = x < 1 || x < a;
-  const double log_ax = a * std::log(x) - x - log_gamma(a);
-  const bool enabled = !(log_ax < kMinLogAx);
-  const double ax = std::exp(log_ax);
+  const auto [ax, enabled] = gamma_prefactor(a, x);
   return use_series ? 1 - igamma_series<Mode::Value>(ax, x, a, enabled)
                     : igammac_continued_fraction<Mode::Value>(ax, x, a, enabled);
 }
@@ -168,9 +175,7 @@ JX_SPECIAL_ENTRY double igamma_grad_a(double a, double x) {
   if (std::isnan(a) || std::isnan(x) || x < 0 || a <= 0) return kNaN;
   if (x == 0 || x == kInf) return 0;
   const bool use_cf = x > 1 && x > a;
-  const double log_ax = a * std::log(x) - x - log_gamma(a);
-  const bool enabled = !(log_ax < kMinLogAx);
-  const double ax = std::exp(log_ax);
+  const auto [ax, enabled] = gamma_prefactor(a, x);
   return use_cf ? -igammac_continued_fraction<Mode::Derivative>(ax, x, a, enabled)
                 : igamma_series<Mode::Derivative>(ax, x, a, enabled);
 }
