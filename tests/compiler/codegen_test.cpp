@@ -260,7 +260,10 @@ TEST(Codegen, TranscendentalsEqualEagerAtEveryRemainder) {
     Arrays got = exe->run(args), want = ir::eval_jaxpr(j, args);
     ASSERT_EQ(got.size(), want.size());
     for (size_t i = 0; i < got.size(); ++i)
-      EXPECT_TRUE(close_values({got[i]}, {want[i]}, 0))
+      // float64: 1 ulp. On an Intel Xeon (2026-12-02) the float64 log of a few remainder
+      // elements differed by 1 ulp between the compiled kernel and the eager one (libmvec
+      // picks its variants by CPU); a remainder bug gives garbage, not an ulp.
+      EXPECT_TRUE(close_values({got[i]}, {want[i]}, t == DType::Float64 ? 1 : 0))
           << dtype_name(t) << " output " << i << " of shape " << got[i].repr();
   }
 }
