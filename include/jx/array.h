@@ -154,6 +154,10 @@ class Array {
                                  std::is_integral_v<T> ? int64_t(v) : 0)) {}
   Array(half v);
   Array(bhalf v);
+  // A C++ complex number becomes a weakly typed complex64 scalar, as a Python complex does
+  // in JAX; jnp::array(std::vector<std::complex<double>>{...}) keeps complex128.
+  Array(std::complex<float> v);
+  Array(std::complex<double> v);
 
   bool valid() const { return bool(impl_); }
   const Shape& shape() const;
@@ -190,6 +194,10 @@ class Array {
   Array squeeze(Axes axes = none) const;
   Array swapaxes(int64_t a, int64_t b) const;
   Array copy() const;
+  // x.real, x.imag, x.conj() of JAX (jnp::real / imag / conjugate).
+  Array real() const;
+  Array imag() const;
+  Array conj() const;
 
   Array sum(Axes axes = none, bool keepdims = false) const;
   Array prod(Axes axes = none, bool keepdims = false) const;

@@ -1,5 +1,6 @@
 // Element types, their C++ storage types, and JAX's type-promotion lattice.
 #pragma once
+#include <complex>
 #include <cstdint>
 #include <cstring>
 #include <initializer_list>
@@ -23,8 +24,10 @@ enum class DType : uint8_t {
   BFloat16,
   Float32,
   Float64,
+  Complex64,   // two float32: real, imaginary (std::complex<float>)
+  Complex128,  // two float64 (std::complex<double>)
 };
-inline constexpr int kNumDTypes = 13;
+inline constexpr int kNumDTypes = 15;
 
 inline constexpr DType bool_ = DType::Bool;
 inline constexpr DType int8 = DType::Int8;
@@ -39,6 +42,8 @@ inline constexpr DType float16 = DType::Float16;
 inline constexpr DType bfloat16 = DType::BFloat16;
 inline constexpr DType float32 = DType::Float32;
 inline constexpr DType float64 = DType::Float64;
+inline constexpr DType complex64 = DType::Complex64;
+inline constexpr DType complex128 = DType::Complex128;
 
 // IEEE binary16, stored as bits; arithmetic goes through float.
 struct half {
@@ -73,7 +78,13 @@ struct bhalf {
 size_t itemsize(DType t);
 const char* dtype_name(DType t);       // "float32"
 const char* dtype_short_name(DType t); // "f32", as jaxprs print it
-bool is_floating(DType t);
+bool is_floating(DType t);  // real floating point: float16 .. float64
+bool is_complex(DType t);   // complex64, complex128
+bool is_inexact(DType t);   // floating or complex: the dtypes that carry tangents
+// complex64 -> float32, complex128 -> float64; any other dtype is returned as it is.
+DType real_dtype(DType t);
+// float32 (and narrower floats) -> complex64, float64 -> complex128; complex stays.
+DType complex_dtype(DType t);
 bool is_integer(DType t);  // signed or unsigned, not bool
 bool is_signed_integer(DType t);
 bool is_unsigned_integer(DType t);
@@ -97,6 +108,8 @@ constexpr DType dtype_of() {
   else if constexpr (std::is_same_v<T, bhalf>) return DType::BFloat16;
   else if constexpr (std::is_same_v<T, float>) return DType::Float32;
   else if constexpr (std::is_same_v<T, double>) return DType::Float64;
+  else if constexpr (std::is_same_v<T, std::complex<float>>) return DType::Complex64;
+  else if constexpr (std::is_same_v<T, std::complex<double>>) return DType::Complex128;
   else static_assert(sizeof(T) == 0, "jx: no dtype for this C++ type");
 }
 
@@ -128,7 +141,8 @@ struct TypedKind {
 // the default float, as in JAX.
 DType promote_types(DType a, DType b);
 // The join with weak types taken into account; the result is weak only when it is a
-// weak node of the lattice (i*, f*), in which case its dtype is int32 / float32.
+// weak node of the lattice (i*, f*, c*), in which case its dtype is int32 / float32 /
+// complex64.
 TypedKind promote(TypedKind a, TypedKind b);
 TypedKind result_type(std::initializer_list<TypedKind> xs);
 // NumPy's can_cast with casting='safe': true when promote_types(from, to) == to.
@@ -149,7 +163,8 @@ struct IInfo {
   int64_t min;
   uint64_t max;
 };
-FInfo finfo(DType t);  // throws DTypeError for non-float dtypes
+// For a complex dtype, the finfo of its parts (as NumPy's finfo(complex64) is float32's).
+FInfo finfo(DType t);  // throws DTypeError for non-inexact dtypes
 IInfo iinfo(DType t);  // throws DTypeError for non-integer dtypes
 
 }  // namespace jx

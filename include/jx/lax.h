@@ -53,6 +53,13 @@ Array erf(const Array& x);
 Array erfc(const Array& x);
 Array erf_inv(const Array& x);
 Array copy(const Array& x);
+// Complex parts (docs/complex.md): real/imag of complex64 give float32 (complex128: float64);
+// conj keeps the dtype; complex(re, im) of two float32 (float64) arrays gives complex64
+// (complex128). Each is linear, with JAX's transposes.
+Array real(const Array& x);
+Array imag(const Array& x);
+Array conj(const Array& x);
+Array complex(const Array& re, const Array& im);
 
 // ---- binary elementwise ----
 Array add(const Array& x, const Array& y);

@@ -47,10 +47,14 @@ class LinearFn {
 };
 LinearFn linearize_flat(const FlatFn& f, const std::vector<Array>& primals);
 
-// Throws DTypeError unless every leaf is floating (grad of an int input is an error, as JAX).
-void check_differentiable_inputs(const char* op, const std::vector<Array>& leaves);
-// Throws unless `out` is a floating scalar (grad needs a real scalar output).
-void check_scalar_output(const char* op, const Array& out);
+// Throws DTypeError unless every leaf is floating or complex (grad of an int input is an
+// error, as JAX). With `holomorphic` every leaf must be complex; without `allow_complex`
+// (jacfwd) every leaf must be real.
+void check_differentiable_inputs(const char* op, const std::vector<Array>& leaves,
+                                 bool holomorphic = false, bool allow_complex = true);
+// Throws unless `out` is a real floating scalar (grad needs a real scalar output), or with
+// `holomorphic` a complex scalar.
+void check_scalar_output(const char* op, const Array& out, bool holomorphic = false);
 Array ones_like(const Array& x);
 
 // A copy of `args` with the argument at each index Is[k] replaced by std::get<k>(diff).
@@ -111,6 +115,12 @@ struct AuxSplit<std::tuple<A, B>> {
 // (value, aux).
 struct HasAux {};
 inline constexpr HasAux has_aux{};
+// jx::holomorphic, as the second argument of grad / value_and_grad / jacfwd / jacrev, is
+// JAX's holomorphic=True: f takes complex inputs to complex outputs and the result is the
+// complex derivative df/dz. Without it, grad of a real-valued function of complex inputs
+// follows JAX's convention: grad(|z|^2) = 2 conj(z) (docs/complex.md).
+struct Holomorphic {};
+inline constexpr Holomorphic holomorphic{};
 
 // value_and_grad<I...>(f): (f(args...), gradient w.r.t. args I...), as JAX's
 // value_and_grad(f, argnums=(I...)). One index gives one gradient (same type as that
@@ -118,8 +128,9 @@ inline constexpr HasAux has_aux{};
 // two-element std::tuple -- only value is differentiated and the result is the flat triple
 // (value, aux, grads), so that JAX's `(loss, aux), grads = ...` is one line:
 //   auto [loss, aux, grads] = jx::value_and_grad(loss_fn)(params, x);
-template <size_t... Is, class F>
-auto value_and_grad(F f) {
+namespace ad {
+template <bool Holo, size_t... Is, class F>
+auto value_and_grad_impl(F f) {
   static_assert(sizeof...(Is) <= 16);
   return [f](const auto&... args) {
     static_assert(((Is < sizeof...(args)) && ...),
@@ -130,7 +141,7 @@ auto value_and_grad(F f) {
     auto diff = ad::diff_args<Is...>(all);
     using Diff = decltype(diff);
     auto [leaves, def] = tree::flatten(diff);
-    ad::check_differentiable_inputs("grad", leaves);
+    ad::check_differentiable_inputs("grad", leaves, Holo);
     using R = std::decay_t<decltype(f(args...))>;
     static_assert(ad::AuxSplit<R>::valid,
                   "jx::grad / value_and_grad: f must return a scalar Array, or (value, aux) as "
@@ -153,7 +164,7 @@ auto value_and_grad(F f) {
     };
     ad::LinearFn lin = ad::linearize_flat(flat, leaves);
     const std::vector<Array>& outs = lin.primals_out();
-    ad::check_scalar_output("grad", outs[0]);
+    ad::check_scalar_output("grad", outs[0], Holo);
     std::vector<Array> cts(outs.size());
     cts[0] = ad::ones_like(outs[0]);
     Diff g = tree::unflatten<Diff>(def, lin.transpose(cts));
@@ -170,6 +181,16 @@ auto value_and_grad(F f) {
       return std::make_pair(outs[0], std::move(grads));
     }
   };
+}
+}  // namespace ad
+
+template <size_t... Is, class F>
+auto value_and_grad(F f) {
+  return ad::value_and_grad_impl<false, Is...>(std::move(f));
+}
+template <size_t... Is, class F>
+auto value_and_grad(F f, Holomorphic) {
+  return ad::value_and_grad_impl<true, Is...>(std::move(f));
 }
 
 template <size_t... Is, class F>
@@ -189,6 +210,16 @@ auto value_and_grad(F f, HasAux) {
 template <size_t... Is, class F>
 auto grad(F f) {
   return [g = value_and_grad<Is...>(std::move(f))](const auto&... args) {
+    auto result = g(args...);
+    if constexpr (std::tuple_size_v<decltype(result)> == 3)
+      return std::make_pair(std::get<2>(std::move(result)), std::get<1>(std::move(result)));
+    else
+      return std::get<1>(std::move(result));
+  };
+}
+template <size_t... Is, class F>
+auto grad(F f, Holomorphic) {
+  return [g = value_and_grad<Is...>(std::move(f), holomorphic)](const auto&... args) {
     auto result = g(args...);
     if constexpr (std::tuple_size_v<decltype(result)> == 3)
       return std::make_pair(std::get<2>(std::move(result)), std::get<1>(std::move(result)));
@@ -288,9 +319,9 @@ struct Jacobian {
 };
 // num_diff is read after f has run (f sets it while it is traced).
 Jacobian jacobian_flat(const char* op, const FlatFn& f, const std::vector<Array>& xs, bool forward,
-                       const size_t& num_diff);
+                       const size_t& num_diff, bool holomorphic = false);
 
-template <bool Forward, bool Aux, size_t... Is, class F>
+template <bool Forward, bool Aux, bool Holo, size_t... Is, class F>
 auto jacobian(F f) {
   return [f](const auto&... args) {
     const char* op = Forward ? "jacfwd" : "jacrev";
@@ -325,7 +356,7 @@ auto jacobian(F f) {
       }
       return outs;
     };
-    Jacobian J = jacobian_flat(op, flat, leaves, Forward, num_diff);
+    Jacobian J = jacobian_flat(op, flat, leaves, Forward, num_diff, Holo);
     auto result = [&] {
       using First = std::tuple_element_t<0, Diff>;
       if constexpr (std::is_same_v<V, Array>) {
@@ -369,19 +400,27 @@ auto jacobian(F f) {
 // inputs'. With jx::has_aux, f returns (value, aux) and the result is (jacobian, aux).
 template <size_t... Is, class F>
 auto jacfwd(F f) {
-  return ad::jacobian<true, false, Is...>(std::move(f));
+  return ad::jacobian<true, false, false, Is...>(std::move(f));
 }
 template <size_t... Is, class F>
 auto jacfwd(F f, HasAux) {
-  return ad::jacobian<true, true, Is...>(std::move(f));
+  return ad::jacobian<true, true, false, Is...>(std::move(f));
+}
+template <size_t... Is, class F>
+auto jacfwd(F f, Holomorphic) {
+  return ad::jacobian<true, false, true, Is...>(std::move(f));
 }
 template <size_t... Is, class F>
 auto jacrev(F f) {
-  return ad::jacobian<false, false, Is...>(std::move(f));
+  return ad::jacobian<false, false, false, Is...>(std::move(f));
 }
 template <size_t... Is, class F>
 auto jacrev(F f, HasAux) {
-  return ad::jacobian<false, true, Is...>(std::move(f));
+  return ad::jacobian<false, true, false, Is...>(std::move(f));
+}
+template <size_t... Is, class F>
+auto jacrev(F f, Holomorphic) {
+  return ad::jacobian<false, false, true, Is...>(std::move(f));
 }
 // hessian<I...>(f) = jacfwd<I...>(jacrev<I...>(f)), as JAX.
 template <size_t... Is, class F>

@@ -325,7 +325,8 @@ std::vector<Array> read_arrays(const std::string& dir, const std::vector<const S
                                const char* op) {
   std::string file = join_path(dir, kArraysFile);
   jx::detail::MappedFile f(file, op);
-  jx::detail::SafetensorsLayout layout = jx::detail::parse_safetensors(f.data(), f.size(), file, op);
+  jx::detail::SafetensorsLayout layout = jx::detail::parse_safetensors(f.data(), f.size(), file, op,
+                                                                   /*complex128=*/true);
   std::map<std::string, const jx::detail::SafetensorsEntry*> by_name;
   for (const auto& e : layout.entries) by_name[e.name] = &e;
   if (by_name.size() != leaves.size())
@@ -521,7 +522,8 @@ ItemImage make_item_image(const TreeDef& def, const std::vector<Array>& leaves, 
   std::vector<std::pair<std::string, const Array*>> tensors;
   for (size_t i = 0; i < leaves.size(); ++i) tensors.emplace_back(names[i], &leaves[i]);
   image.arrays_header = jx::detail::safetensors_header(
-      tensors, {{"format", "jx.checkpoint"}, {"version", std::to_string(kFormatVersion)}}, op);
+      tensors, {{"format", "jx.checkpoint"}, {"version", std::to_string(kFormatVersion)}}, op,
+      /*complex128=*/true);
   if (!snapshot) {
     image.arrays = leaves;
     return image;

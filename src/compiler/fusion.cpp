@@ -616,7 +616,11 @@ bool FusedStep::has_reduction() const {
   return std::find(reduced.begin(), reduced.end(), true) != reduced.end();
 }
 
-bool codegen_dtype(DType t) { return t != DType::Float16 && t != DType::BFloat16; }
+// Half types and complex run as library calls under jit: generated code has no arithmetic
+// for them yet (docs/complex.md).
+bool codegen_dtype(DType t) {
+  return t != DType::Float16 && t != DType::BFloat16 && !is_complex(t);
+}
 
 FusionPlan fuse(const ir::Jaxpr& j, const FusionOptions& opts) { return Fuser(j, opts).run(); }
 

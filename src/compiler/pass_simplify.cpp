@@ -135,7 +135,8 @@ class Simplifier {
  private:
   bool is_value(const ir::Atom& a, double v) const {
     std::optional<Array> s = producers_.splat_value(a);
-    return s && s->item<double>() == v;
+    // Through std::complex: a complex constant is v only when its imaginary part is 0.
+    return s && s->item<std::complex<double>>() == std::complex<double>(v, 0);
   }
 
   static ir::Eqn with_input(const ir::Eqn& e, ir::Atom in, ops::Params params) {

@@ -25,7 +25,7 @@ std::vector<Aval> avals_of(const Arrays& xs) {
   return r;
 }
 
-bool is_float(const Aval& a) { return is_floating(a.dtype); }
+bool is_float(const Aval& a) { return is_inexact(a.dtype); }  // carries a tangent
 
 Array as_aval(const Array& x, const Aval& a) {
   if (x.is_concrete() && x.weak_type() != a.weak) return detail::alias_array(x, a.shape, a.weak);
@@ -114,7 +114,7 @@ std::vector<bool> depends_on(const ir::Jaxpr& j, const std::vector<bool>& marked
 std::vector<bool> nonzero_mask(std::span<const Array> primals, std::span<const Array> tangents) {
   std::vector<bool> nz;
   for (size_t i = 0; i < primals.size(); ++i)
-    nz.push_back(i < tangents.size() && tangents[i].valid() && is_floating(primals[i].dtype()));
+    nz.push_back(i < tangents.size() && tangents[i].valid() && is_inexact(primals[i].dtype()));
   return nz;
 }
 

@@ -254,7 +254,7 @@ Flat custom_vjp_call(const FlatFn& fun, FlatFwd fwd, FlatBwd bwd, const Flat& ar
                            in_avals.size(), " argument leaves; return one per argument"));
     for (size_t i = 0; i < r.size(); ++i) {
       const ops::Aval& a = in_avals[i];
-      if (!r[i].valid() || !is_floating(a.dtype)) {
+      if (!r[i].valid() || !is_inexact(a.dtype)) {
         r[i] = tr::zeros_like_aval(a);  // None, or an integer argument: a zero cotangent
         continue;
       }

@@ -64,22 +64,46 @@ void require_concrete(const Array& a, const char* what) {
             "jnp::where instead of C++ control flow, or make it a static (non-Array) argument."));
 }
 
+template <class T>
+inline constexpr bool is_complex_v = false;
+template <class T>
+inline constexpr bool is_complex_v<std::complex<T>> = true;
+
+// A real value (never half/bhalf: those come as float) as To.
+template <class To, class V>
+To convert_real(V v) {
+  if constexpr (std::is_same_v<To, half> || std::is_same_v<To, bhalf>)
+    return To(static_cast<float>(v));
+  else if constexpr (is_complex_v<To>)
+    return To(static_cast<typename To::value_type>(v));
+  else
+    return static_cast<To>(v);
+}
+
+// One element as To. A complex element cast to a real To keeps its real part, as NumPy's
+// astype does (NumPy also warns with ComplexWarning; jx has no warnings channel, so it is
+// silent), except that bool tests both parts, as NumPy's and Python's bool(1j) do. A real
+// element cast to complex gets imaginary part 0.
+template <class To, class T>
+To convert_one(T v) {
+  if constexpr (is_complex_v<T>) {
+    if constexpr (is_complex_v<To>)
+      return To(typename To::value_type(v.real()), typename To::value_type(v.imag()));
+    else if constexpr (std::is_same_v<To, bool>)
+      return v.real() != 0 || v.imag() != 0;
+    else
+      return convert_real<To>(v.real());
+  } else if constexpr (std::is_same_v<T, half> || std::is_same_v<T, bhalf>) {
+    return convert_real<To>(float(v));
+  } else {
+    return convert_real<To>(v);
+  }
+}
+
 template <class To>
 To convert_elem(const void* p, DType dt, int64_t i) {
   To r{};
-  JX_DTYPE_SWITCH(dt, T, {
-    const T v = static_cast<const T*>(p)[i];
-    if constexpr (std::is_same_v<T, half> || std::is_same_v<T, bhalf>) {
-      if constexpr (std::is_same_v<To, half> || std::is_same_v<To, bhalf>)
-        r = To(float(v));
-      else
-        r = static_cast<To>(float(v));
-    } else if constexpr (std::is_same_v<To, half> || std::is_same_v<To, bhalf>) {
-      r = To(static_cast<float>(v));
-    } else {
-      r = static_cast<To>(v);
-    }
-  });
+  JX_DTYPE_SWITCH_C(dt, T, { r = convert_one<To>(static_cast<const T*>(p)[i]); });
   return r;
 }
 
@@ -117,6 +141,14 @@ Array::Array(bhalf v) {
   *this = detail::empty_array({}, DType::BFloat16, false);
   *detail::data<bhalf>(*this) = v;
 }
+
+// Weak complex64, as JAX's x32 mode makes a Python complex.
+Array::Array(std::complex<float> v) {
+  *this = detail::empty_array({}, DType::Complex64, true);
+  *detail::data<std::complex<float>>(*this) = v;
+}
+
+Array::Array(std::complex<double> v) : Array(std::complex<float>(v)) {}
 
 const Shape& Array::shape() const { return checked(*this, "shape").shape; }
 int64_t Array::shape(int axis) const {
@@ -175,6 +207,8 @@ JX_INSTANTIATE(half)
 JX_INSTANTIATE(bhalf)
 JX_INSTANTIATE(float)
 JX_INSTANTIATE(double)
+JX_INSTANTIATE(std::complex<float>)
+JX_INSTANTIATE(std::complex<double>)
 #undef JX_INSTANTIATE
 
 Array::operator bool() const {
@@ -183,7 +217,7 @@ Array::operator bool() const {
   if (im.shape.numel() != 1)
     throw ValueError(str("[bool] the truth value of an array with more than one element is "
                          "ambiguous (", type_str(im.dtype, im.shape), "); use jnp::any or jnp::all"));
-  return convert_elem<double>(im.buffer->data(), im.dtype, 0) != 0;
+  return convert_elem<bool>(im.buffer->data(), im.dtype, 0);
 }
 
 std::string shape_str(const Shape& s) {

@@ -86,11 +86,14 @@ constexpr std::array<DTypeRow, kNumDTypes> kRows = {{
     {"bfloat16", "bf16", 2},
     {"float32", "f32", 4},
     {"float64", "f64", 8},
+    {"complex64", "c64", 8},
+    {"complex128", "c128", 16},
 }};
 
-// The promotion lattice of docs/type_promotion.rst (complex types omitted: jx has none).
-// Nodes 0..12 are the DType values; 13 = i* (weak int), 14 = f* (weak float).
-constexpr int kWeakInt = 13, kWeakFloat = 14, kNodes = 15;
+// The promotion lattice of JAX's docs/type_promotion.rst.
+// Nodes 0..14 are the DType values; then i* (weak int), f* (weak float), c* (weak complex).
+constexpr int kWeakInt = kNumDTypes, kWeakFloat = kNumDTypes + 1, kWeakComplex = kNumDTypes + 2,
+              kNodes = kNumDTypes + 3;
 
 struct Lattice {
   // upper[a] = bitmask of nodes reachable from a (including a).
@@ -118,6 +121,11 @@ struct Lattice {
     E(d(DType::BFloat16), d(DType::Float32));
     E(d(DType::Float16), d(DType::Float32));
     E(d(DType::Float32), d(DType::Float64));
+    E(kWeakFloat, kWeakComplex);
+    E(kWeakComplex, d(DType::Complex64));
+    E(d(DType::Float32), d(DType::Complex64));
+    E(d(DType::Float64), d(DType::Complex128));
+    E(d(DType::Complex64), d(DType::Complex128));
     for (int a = 0; a < kNodes; ++a) {
       uint32_t seen = 1u << a;
       std::vector<int> stack{a};
@@ -152,6 +160,7 @@ int node_of(TypedKind t) {
   if (t.weak) {
     if (is_floating(t.dtype)) return kWeakFloat;
     if (is_integer(t.dtype)) return kWeakInt;
+    if (is_complex(t.dtype)) return kWeakComplex;
   }
   return int(t.dtype);
 }
@@ -159,6 +168,7 @@ int node_of(TypedKind t) {
 TypedKind kind_of_node(int n) {
   if (n == kWeakInt) return {DType::Int32, true};
   if (n == kWeakFloat) return {DType::Float32, true};
+  if (n == kWeakComplex) return {DType::Complex64, true};
   return {DType(n), false};
 }
 
@@ -167,7 +177,18 @@ TypedKind kind_of_node(int n) {
 size_t itemsize(DType t) { return kRows[size_t(t)].size; }
 const char* dtype_name(DType t) { return kRows[size_t(t)].name; }
 const char* dtype_short_name(DType t) { return kRows[size_t(t)].short_name; }
-bool is_floating(DType t) { return t >= DType::Float16; }
+bool is_floating(DType t) { return t >= DType::Float16 && t <= DType::Float64; }
+bool is_complex(DType t) { return t == DType::Complex64 || t == DType::Complex128; }
+bool is_inexact(DType t) { return is_floating(t) || is_complex(t); }
+DType real_dtype(DType t) {
+  if (t == DType::Complex64) return DType::Float32;
+  if (t == DType::Complex128) return DType::Float64;
+  return t;
+}
+DType complex_dtype(DType t) {
+  if (t == DType::Float64 || t == DType::Complex128) return DType::Complex128;
+  return DType::Complex64;
+}
 bool is_signed_integer(DType t) { return t >= DType::Int8 && t <= DType::Int64; }
 bool is_unsigned_integer(DType t) { return t >= DType::UInt8 && t <= DType::UInt64; }
 bool is_integer(DType t) { return is_signed_integer(t) || is_unsigned_integer(t); }
@@ -180,9 +201,10 @@ DType dtype_from_name(const std::string& name) {
   if (name == "bool_") return DType::Bool;
   if (name == "float") return DType::Float32;
   if (name == "int") return DType::Int32;
+  if (name == "complex") return DType::Complex64;
   throw DTypeError(str("[dtype] unknown dtype name '", name,
                        "'; use one of bool, int8..int64, uint8..uint64, float16, bfloat16, "
-                       "float32, float64"));
+                       "float32, float64, complex64, complex128"));
 }
 
 DType promote_types(DType a, DType b) {
@@ -197,7 +219,8 @@ TypedKind widen_weak(TypedKind r, std::initializer_list<TypedKind> xs) {
   if (!r.weak) return r;
   for (const TypedKind& x : xs) {
     bool same_kind = is_floating(x.dtype) == is_floating(r.dtype) &&
-                     is_integer(x.dtype) == is_integer(r.dtype);
+                     is_integer(x.dtype) == is_integer(r.dtype) &&
+                     is_complex(x.dtype) == is_complex(r.dtype);
     if (x.weak && same_kind && itemsize(x.dtype) > itemsize(r.dtype)) r.dtype = x.dtype;
   }
   return r;
@@ -221,6 +244,7 @@ DType default_float() { return DType::Float32; }
 DType default_int() { return DType::Int32; }
 
 FInfo finfo(DType t) {
+  if (is_complex(t)) return finfo(real_dtype(t));
   auto fill = [&](auto x) {
     using T = decltype(x);
     using L = std::numeric_limits<T>;
@@ -280,7 +304,7 @@ FInfo finfo(DType t) {
       return f;
     }
     default:
-      throw DTypeError(str("[finfo] expects a floating dtype, got ", dtype_name(t),
+      throw DTypeError(str("[finfo] expects a floating or complex dtype, got ", dtype_name(t),
                            "; use iinfo for integer dtypes"));
   }
 }

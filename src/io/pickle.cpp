@@ -47,6 +47,7 @@ constexpr StorageName kStorages[] = {
     {"LongStorage", DType::Int64},    {"IntStorage", DType::Int32},
     {"ShortStorage", DType::Int16},   {"CharStorage", DType::Int8},
     {"ByteStorage", DType::UInt8},    {"BoolStorage", DType::Bool},
+    {"ComplexFloatStorage", DType::Complex64}, {"ComplexDoubleStorage", DType::Complex128},
 };
 
 struct Obj;
@@ -288,7 +289,7 @@ Ref Unpickler::global(const std::string& module, const std::string& name) {
       }
   std::string why = "a state dict never contains it";
   if (module == "torch" && name.size() > 7 && name.compare(name.size() - 7, 7, "Storage") == 0)
-    why = "jx has no dtype for this storage (complex and quantized tensors are not supported)";
+    why = "jx has no dtype for this storage (complex32 and quantized tensors are not supported)";
   else if (module.rfind("__torch__", 0) == 0)
     why = "this is a TorchScript archive (torch.jit.save); save model.state_dict() with torch.save";
   else if (module.rfind("torch", 0) == 0)
@@ -709,7 +710,7 @@ const char* torch_storage_name(DType t, const char* op) {
     if (s.dtype == t) return s.name;
   throw ValueError(str("[", op, "] torch has no ", dtype_name(t),
                        " tensors (PyTorch 1.13 storages: float32/64, float16, bfloat16, int8/16/32/64, "
-                       "uint8, bool); cast it first, e.g. x.astype(jx::int64)"));
+                       "uint8, bool, complex64/128); cast it first, e.g. x.astype(jx::int64)"));
 }
 
 std::vector<std::pair<std::string, Array>> read_torch_pickle(const char* p, size_t n,

@@ -1,6 +1,7 @@
 #include "ir/jaxpr.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <ostream>
 #include <set>
@@ -49,6 +50,12 @@ std::string literal_str(const Array& a) {
     std::string s = num.str();
     if (s.find_first_of(".eEn") == std::string::npos) s += ".0";  // 1 -> 1.0, keeps inf/nan
     os << s;
+  } else if (is_complex(t)) {  // Python's repr of a complex: (1+2j)
+    auto v = a.item<std::complex<double>>();
+    std::ostringstream num;
+    num.precision(8);
+    num << "(" << v.real() << (std::signbit(v.imag()) ? "-" : "+") << std::abs(v.imag()) << "j)";
+    os << num.str();
   } else if (is_unsigned_integer(t)) {
     os << a.item<uint64_t>();
   } else {

@@ -15,6 +15,7 @@ Array max(const Array& x, const Array& y) { return bind1(Prim::Max, {x, y}); }
 Array min(const Array& x, const Array& y) { return bind1(Prim::Min, {x, y}); }
 Array atan2(const Array& x, const Array& y) { return bind1(Prim::Atan2, {x, y}); }
 Array nextafter(const Array& x, const Array& y) { return bind1(Prim::Nextafter, {x, y}); }
+Array complex(const Array& re, const Array& im) { return bind1(Prim::Complex, {re, im}); }
 Array bitwise_and(const Array& x, const Array& y) { return bind1(Prim::And, {x, y}); }
 Array bitwise_or(const Array& x, const Array& y) { return bind1(Prim::Or, {x, y}); }
 Array bitwise_xor(const Array& x, const Array& y) { return bind1(Prim::Xor, {x, y}); }

@@ -46,5 +46,8 @@ Array erf(const Array& x) { return bind1(Prim::Erf, {x}); }
 Array erfc(const Array& x) { return bind1(Prim::Erfc, {x}); }
 Array erf_inv(const Array& x) { return bind1(Prim::ErfInv, {x}); }
 Array copy(const Array& x) { return bind1(Prim::Copy, {x}); }
+Array real(const Array& x) { return bind1(Prim::Real, {x}); }
+Array imag(const Array& x) { return bind1(Prim::Imag, {x}); }
+Array conj(const Array& x) { return bind1(Prim::Conj, {x}); }
 
 }  // namespace jx::lax

@@ -69,6 +69,8 @@ JX_INSTANTIATE(half)
 JX_INSTANTIATE(bhalf)
 JX_INSTANTIATE(float)
 JX_INSTANTIATE(double)
+JX_INSTANTIATE(std::complex<float>)
+JX_INSTANTIATE(std::complex<double>)
 #undef JX_INSTANTIATE
 
 Array array(const Array& x, std::optional<DType> dtype) {
@@ -78,6 +80,18 @@ Array array(const Array& x, std::optional<DType> dtype) {
 Array asarray(const Array& x, std::optional<DType> dtype) { return array(x, dtype); }
 
 Array scalar(double value, DType dtype) {
+  // Built directly (imaginary part 0): the result is the same as the cast below would give,
+  // and zeros/ones/full of a complex dtype then need no float64 -> complex kernel.
+  if (dtype == DType::Complex64) {
+    Array a = jx::detail::empty_array({}, dtype, false);
+    *jx::detail::data<std::complex<float>>(a) = {float(value), 0.0f};
+    return a;
+  }
+  if (dtype == DType::Complex128) {
+    Array a = jx::detail::empty_array({}, dtype, false);
+    *jx::detail::data<std::complex<double>>(a) = {value, 0.0};
+    return a;
+  }
   Array a = jx::detail::empty_array({}, DType::Float64, false);
   *jx::detail::data<double>(a) = value;
   return lax::convert_element_type(a, dtype, false);

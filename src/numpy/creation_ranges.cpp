@@ -18,7 +18,7 @@ namespace {
 std::string type_of(const Array& a) { return type_str(a.dtype(), a.shape()); }
 
 // dtypes.to_inexact_dtype: floats stay, everything else becomes the default float.
-DType to_inexact(DType t) { return is_floating(t) ? t : DType::Float32; }
+DType to_inexact(DType t) { return is_inexact(t) ? t : DType::Float32; }
 
 Array constant(double v, DType t) { return scalar(v, t); }
 

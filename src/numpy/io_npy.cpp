@@ -62,6 +62,10 @@ const char* descr_of(DType t) {
       return "<f4";
     case DType::Float64:
       return "<f8";
+    case DType::Complex64:
+      return "<c8";
+    case DType::Complex128:
+      return "<c16";
   }
   return "";
 }
@@ -70,7 +74,8 @@ struct Header {
   DType dtype = DType::Float32;
   Shape shape;
   bool fortran = false;
-  bool swap = false;  // big-endian data
+  bool swap = false;     // big-endian data
+  size_t swap_unit = 1;  // bytes reversed as one number when swapping
   size_t data_offset = 0;
 };
 
@@ -223,6 +228,10 @@ class HeaderParser {
       t = DType::Float32;
     else if (body == "f8" || body == "d")
       t = DType::Float64;
+    else if (body == "c8" || body == "F")
+      t = DType::Complex64;
+    else if (body == "c16" || body == "D")
+      t = DType::Complex128;
     else if (body == "V2")
       t = DType::BFloat16;  // jnp.load reads 2-byte voids as bfloat16
     else
@@ -232,12 +241,14 @@ class HeaderParser {
         t = dtype_from_name(body);  // a dtype name such as 'float32'
       } catch (const DTypeError&) {
         fail(str("unsupported dtype '", d,
-                 "' (jx reads bool, int8..64, uint8..64, float16, "
-                 "float32, float64 and bfloat16 saved as '<V2')"));
+                 "' (jx reads bool, int8..64, uint8..64, float16, float32, "
+                 "float64, complex64, complex128 and bfloat16 saved as '<V2')"));
       }
     }
     h.dtype = t;
     h.swap = order == '>' && itemsize(t) > 1;
+    // A big-endian complex stores each part big-endian, real part first.
+    h.swap_unit = is_complex(t) ? itemsize(t) / 2 : itemsize(t);
   }
 
   const std::string& s_;
@@ -329,7 +340,7 @@ Array from_fortran(const Array& f, const Shape& shape) {
 Array finish(Array raw, const Header& h) {
   char* p = static_cast<char*>(raw_data(raw));
   size_t nbytes = raw.nbytes();
-  if (h.swap) byteswap(p, nbytes, itemsize(h.dtype));
+  if (h.swap) byteswap(p, nbytes, h.swap_unit);
   if (h.dtype == DType::Bool)
     for (size_t i = 0; i < nbytes; ++i) p[i] = p[i] != 0;  // any nonzero byte is True
   if (h.fortran && h.shape.size() > 1) return from_fortran(raw, h.shape);

@@ -30,7 +30,7 @@ namespace {
 constexpr uint64_t kMaxHeader = 100000000;  // the reference implementation's limit
 constexpr int kMaxDepth = 64;
 
-const char* st_name(DType t) {
+const char* st_name(DType t, bool complex128 = false) {
   switch (t) {
     case DType::Bool: return "BOOL";
     case DType::Int8: return "I8";
@@ -45,13 +45,15 @@ const char* st_name(DType t) {
     case DType::BFloat16: return "BF16";
     case DType::Float32: return "F32";
     case DType::Float64: return "F64";
+    case DType::Complex64: return "C64";
+    case DType::Complex128: return complex128 ? "C128" : nullptr;  // a jx extension
   }
-  return "";
+  return nullptr;
 }
 
-bool st_dtype(const std::string& s, DType* out) {
+bool st_dtype(const std::string& s, DType* out, bool complex128) {
   for (int i = 0; i < kNumDTypes; ++i)
-    if (s == st_name(DType(i))) {
+    if (const char* name = st_name(DType(i), complex128); name && s == name) {
       *out = DType(i);
       return true;
     }
@@ -61,7 +63,7 @@ bool st_dtype(const std::string& s, DType* out) {
 }  // namespace
 
 SafetensorsLayout parse_safetensors(const char* p, size_t size, const std::string& path,
-                                    const char* op) {
+                                    const char* op, bool complex128) {
   auto fail = [&](const std::string& msg) { io_fail(op, path, msg); };
   if (size < 8)
     fail(str("is truncated: the 8-byte header length is missing (the file has ", size,
@@ -123,9 +125,10 @@ SafetensorsLayout parse_safetensors(const char* p, size_t size, const std::strin
     SafetensorsEntry e;
     e.name = name;
     if (dt->kind != Json::Str) fail(str(where, " has a dtype that is not a string"));
-    if (!st_dtype(dt->s, &e.dtype))
+    if (!st_dtype(dt->s, &e.dtype, complex128))
       fail(str(where, " has an unknown dtype \"", dt->s,
-               "\" (expected BOOL, U8, I8, I16, U16, I32, U32, I64, U64, F16, BF16, F32, F64)"));
+               "\" (expected BOOL, U8, I8, I16, U16, I32, U32, I64, U64, F16, BF16, F32, "
+               "F64, C64)"));
     if (sh->kind != Json::Arr) fail(str(where, " has a shape that is not an array"));
     // The product of the nonzero dimensions must fit even when one is 0: a zero-sized array's
     // element count and strides are still computed from the others.
@@ -182,7 +185,7 @@ SafetensorsLayout parse_safetensors(const char* p, size_t size, const std::strin
 
 std::string safetensors_header(const std::vector<std::pair<std::string, const Array*>>& tensors,
                                const std::map<std::string, std::string>& metadata,
-                               const char* op) {
+                               const char* op, bool complex128) {
   std::string h = "{";
   if (!metadata.empty()) {
     h += "\"__metadata__\":{";
@@ -201,9 +204,14 @@ std::string safetensors_header(const std::vector<std::pair<std::string, const Ar
     if (name == "__metadata__")
       throw ValueError(str("[", op, "] a tensor cannot be named \"__metadata__\""));
     require_savable(*a, op);
+    if (!st_name(a->dtype(), complex128))
+      throw DTypeError(str("[", op, "] tensor \"", name, "\" is ", dtype_name(a->dtype()),
+                           ", which safetensors cannot store (its only complex dtype is C64, "
+                           "complex64); cast it with x.astype(jx::complex64), or save it with "
+                           "jnp::savez, whose .npy members keep complex128"));
     if (h.size() > 1) h.push_back(',');
     json_quote(h, name);
-    h += str(":{\"dtype\":\"", st_name(a->dtype()), "\",\"shape\":[");
+    h += str(":{\"dtype\":\"", st_name(a->dtype(), complex128), "\",\"shape\":[");
     for (size_t i = 0; i < a->shape().size(); ++i) h += str(i ? "," : "", a->shape()[i]);
     uint64_t end = offset + uint64_t(a->nbytes());
     h += str("],\"data_offsets\":[", offset, ",", end, "]}");

@@ -21,7 +21,7 @@ std::string t_str(const Array& a) { return type_str(a.dtype(), a.shape()); }
 
 // LAPACK computes in float32 or float64: integers and bools promote to float32 (jnp's
 // inexact promotion), float16 and bfloat16 compute in float32 and return in their type.
-DType result_dtype(DType t) { return is_floating(t) ? t : DType::Float32; }
+DType result_dtype(DType t) { return is_inexact(t) ? t : DType::Float32; }
 DType compute_dtype(DType t) { return t == DType::Float64 ? t : DType::Float32; }
 
 int64_t rows(const Array& a) { return a.shape()[size_t(a.ndim() - 2)]; }

@@ -37,7 +37,7 @@ Pairs to_pairs(const char* name, const PadWidth& w, int64_t nd) {
                        "array has ", nd, " dimensions; give one pair, or one per dimension"));
 }
 
-DType to_inexact(DType t) { return is_floating(t) ? t : DType::Float32; }
+DType to_inexact(DType t) { return is_inexact(t) ? t : DType::Float32; }
 
 Array zero_scalar_like(const Array& x) {
   return lax::convert_element_type(scalar(0, x.dtype()), x.dtype(), x.weak_type());

@@ -374,11 +374,12 @@ Array clip(const Array& x, const std::optional<Array>& min, const std::optional<
 // ---- classification ----
 Array isnan(const Array& x) { return lax::ne(x, x); }
 Array isinf(const Array& x) {
+  if (is_complex(x.dtype())) return logical_or(isinf(lax::real(x)), isinf(lax::imag(x)));
   if (!is_float(x)) return full_bool(x, false);
   return lax::eq(lax::abs(x), const_like(x, INFINITY));
 }
 Array isfinite(const Array& x) {
-  if (!is_float(x)) return full_bool(x, true);
+  if (!is_inexact(x.dtype())) return full_bool(x, true);
   return lax::is_finite(x);
 }
 Array isposinf(const Array& x) {

@@ -1,9 +1,10 @@
 // Printing a jx::Array exactly as Python prints a jax.Array: repr() is jax/_src/array.py's
 // __repr__ over NumPy's array2string, str() is NumPy's array_str. The structure follows
 // numpy/core/arrayprint.py (1.24) closely so that any output difference is easy to trace:
-// FloatingFormat / IntegerFormat / BoolFormat pick one width for all printed elements, and
-// _formatArray wraps lines and nests brackets. bfloat16 is not a NumPy floating type, so NumPy
-// prints its elements with the scalar's repr (ml_dtypes: C++ `ostream << float`), unpadded.
+// FloatingFormat / IntegerFormat / BoolFormat (and ComplexFloatingFormat, a FloatingFormat per
+// part) pick one width for all printed elements, and _formatArray wraps lines and nests
+// brackets. bfloat16 is not a NumPy floating type, so NumPy prints its elements with the
+// scalar's repr (ml_dtypes: C++ `ostream << float`), unpadded.
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -108,25 +109,31 @@ std::string int_str(const void* data, DType t, int64_t i) {
 }
 
 // NumPy's FloatingFormat: one layout (positional or scientific, paddings, digits) chosen from
-// all printed values, then applied to each.
+// all printed values, then applied to each. Element i is the float at index i * step + part of
+// `data`: step 2 and part 0 / 1 read the real / imaginary parts of a complex buffer, as
+// NumPy's ComplexFloatingFormat formats x.real and x.imag each with its own FloatingFormat.
 class FloatingFormat {
  public:
   FloatingFormat(const void* data, DType t, const std::vector<int64_t>& shown,
-                 const PrintOptions& o)
-      : data_(data), dtype_(t), width_(float_width(t)), opts_(o) {
+                 const PrintOptions& o, int step = 1, int part = 0)
+      : FloatingFormat(data, t, shown, o, o.sign, step, part) {}
+  FloatingFormat(const void* data, DType t, const std::vector<int64_t>& shown,
+                 const PrintOptions& o, char sign, int step, int part)
+      : data_(data), dtype_(t), width_(float_width(t)), opts_(o), sign_(sign), step_(step),
+        part_(part) {
     floatmode_ = o.floatmode;
     precision_ = floatmode_ == "unique" ? -1 : o.precision;
     fill(shown);
   }
 
   std::string operator()(int64_t i) const {
-    double x = as_double(data_, dtype_, i);
+    double x = value(i);
     if (!std::isfinite(x)) {
       std::string ret;
       if (std::isnan(x))
-        ret = (opts_.sign == '+' ? "+" : "") + opts_.nanstr;
+        ret = (sign_ == '+' ? "+" : "") + opts_.nanstr;
       else
-        ret = (x < 0 ? "-" : opts_.sign == '+' ? "+" : "") + opts_.infstr;
+        ret = (x < 0 ? "-" : sign_ == '+' ? "+" : "") + opts_.infstr;
       int pad = pad_left_ + pad_right_ + 1 - int(ret.size());
       return std::string(size_t(std::max(pad, 0)), ' ') + ret;
     }
@@ -137,23 +144,26 @@ class FloatingFormat {
     d.unique = unique_;
     d.fractional = true;
     d.trim = trim_;
-    d.sign = opts_.sign == '+';
+    d.sign = sign_ == '+';
     d.digits_left = pad_left_;
     if (exp_format_)
       d.exp_digits = exp_size_;
     else
       d.digits_right = pad_right_;
-    return detail::dragon4(float_bits(data_, dtype_, i), width_, d);
+    return detail::dragon4(bits(i), width_, d);
   }
 
  private:
+  double value(int64_t i) const { return as_double(data_, dtype_, i * step_ + part_); }
+  uint64_t bits(int64_t i) const { return float_bits(data_, dtype_, i * step_ + part_); }
+
   void fill(const std::vector<int64_t>& shown) {
     std::vector<int64_t> finite;
     bool any_nonfinite = false, neg_inf = false, any_signbit = false;
     double max_val = 0, min_val = 0;
     bool have_nonzero = false;
     for (int64_t i : shown) {
-      double v = as_double(data_, dtype_, i);
+      double v = value(i);
       if (!std::isfinite(v)) {
         any_nonfinite = true;
         if (std::isinf(v) && v < 0) neg_inf = true;
@@ -175,7 +185,7 @@ class FloatingFormat {
            (min_val < 0.0001 || ratio_in_dtype(max_val, min_val, dtype_) > 1000.)))
         exp_format_ = true;
     }
-    const bool sign_plus = opts_.sign == '+';
+    const bool sign_plus = sign_ == '+';
     if (finite.empty()) {
       pad_left_ = 0;
       pad_right_ = 0;
@@ -198,7 +208,7 @@ class FloatingFormat {
       d.sign = sign_plus;
       size_t max_frac = 0, max_exp = 0, max_int = 0;
       for (int64_t i : finite) {
-        std::string s = detail::dragon4(float_bits(data_, dtype_, i), width_, d);
+        std::string s = detail::dragon4(bits(i), width_, d);
         size_t e = s.find('e');
         std::string mant = s.substr(0, e), ex = s.substr(e + 1);
         size_t dot = mant.find('.');
@@ -228,7 +238,7 @@ class FloatingFormat {
       d.sign = sign_plus;
       size_t max_int = 0, max_frac = 0;
       for (int64_t i : finite) {
-        std::string s = detail::dragon4(float_bits(data_, dtype_, i), width_, d);
+        std::string s = detail::dragon4(bits(i), width_, d);
         size_t dot = s.find('.');
         max_int = std::max(max_int, dot);
         max_frac = std::max(max_frac, s.size() - dot - 1);
@@ -245,9 +255,9 @@ class FloatingFormat {
         min_digits_ = 0;
       }
     }
-    if (opts_.sign == ' ' && !any_signbit) pad_left_ += 1;
+    if (sign_ == ' ' && !any_signbit) pad_left_ += 1;
     if (any_nonfinite) {
-      int neginf = (opts_.sign != '-' || neg_inf) ? 1 : 0;
+      int neginf = (sign_ != '-' || neg_inf) ? 1 : 0;
       int nanlen = int(opts_.nanstr.size());
       int inflen = int(opts_.infstr.size()) + neginf;
       int offset = pad_right_ + 1;
@@ -259,6 +269,8 @@ class FloatingFormat {
   DType dtype_;
   int width_;
   PrintOptions opts_;
+  char sign_;
+  int step_, part_;
   std::string floatmode_;
   int precision_ = -1, min_digits_ = -1, pad_left_ = 0, pad_right_ = 0, exp_size_ = -1;
   bool exp_format_ = false, unique_ = true;
@@ -288,6 +300,21 @@ ElementFormatter make_formatter(const Array& a, const std::vector<int64_t>& show
   if (t == DType::BFloat16) {
     const bhalf* p = static_cast<const bhalf*>(data);
     return [p](int64_t i) { return bfloat16_str(float(p[i])); };
+  }
+  if (is_complex(t)) {
+    // NumPy's ComplexFloatingFormat: the imaginary part always carries its sign, and its 'j'
+    // goes before the padding, so that "1.+2.j " lines up with "3.-4.5j".
+    DType part = real_dtype(t);
+    auto re = std::make_shared<FloatingFormat>(data, part, shown, o, 2, 0);
+    auto im = std::make_shared<FloatingFormat>(data, part, shown, o, '+', 2, 1);
+    return [re, im](int64_t i) {
+      std::string is = (*im)(i);
+      std::string::size_type end = is.find_last_not_of(' ') + 1;
+      std::string out = (*re)(i);
+      out.append(is, 0, end).push_back('j');
+      out.append(is, end, std::string::npos);
+      return out;
+    };
   }
   auto ff = std::make_shared<FloatingFormat>(data, t, shown, o);
   return [ff](int64_t i) { return (*ff)(i); };
@@ -403,10 +430,38 @@ class ArrayFormatter {
   std::vector<int64_t> strides_;
 };
 
+// One part of a complex scalar, as NumPy's str of a complex scalar formats it (its
+// `_either` in scalartypes.c): positional unless tiny or huge, trailing zeros and point
+// trimmed, "+" shown when `sign`.
+std::string complex_part_str(const void* data, DType part, int index, bool sign) {
+  double v = as_double(data, part, index);
+  if (std::isnan(v)) return sign ? "+nan" : "nan";
+  if (std::isinf(v)) return v < 0 ? "-inf" : sign ? "+inf" : "inf";
+  double av = std::fabs(v);
+  Dragon4Options d;
+  d.scientific = !(av == 0 || (1.e-4 <= av && av < 1.e16));
+  d.trim = Trim::dpt_zeros;
+  d.sign = sign;
+  return detail::dragon4(float_bits(data, part, index), float_width(part), d);
+}
+
+// str() of a complex scalar: "(1+2j)", or "2j" when the real part is +0.
+std::string complex_scalar_str(const void* data, DType t) {
+  DType part = real_dtype(t);
+  double re = as_double(data, part, 0);
+  if (re == 0 && !std::signbit(re)) return complex_part_str(data, part, 1, false) + "j";
+  std::string out(1, '(');
+  out += complex_part_str(data, part, 0, false);
+  out += complex_part_str(data, part, 1, true);
+  out += "j)";
+  return out;
+}
+
 // The str() of one element, as NumPy prints a scalar (0-d arrays print this way).
 std::string scalar_str(const Array& a) {
   const void* data = detail::raw_data(a);
   DType t = a.dtype();
+  if (is_complex(t)) return complex_scalar_str(data, t);
   if (t == DType::Bool) return *static_cast<const bool*>(data) ? "True" : "False";
   if (is_integer(t)) return int_str(data, t, 0);
   if (t == DType::BFloat16) return bfloat16_str(float(*static_cast<const bhalf*>(data)));

@@ -17,7 +17,7 @@ std::vector<Array> promote(std::vector<Array> xs) {
 
 std::vector<Array> promote_inexact(std::vector<Array> xs) {
   xs = promote(std::move(xs));
-  if (!xs.empty() && !is_floating(xs[0].dtype())) {
+  if (!xs.empty() && !is_inexact(xs[0].dtype())) {
     for (auto& x : xs) x = lax::convert_element_type(x, DType::Float32, x.weak_type());
   }
   return xs;
@@ -99,7 +99,7 @@ Array apply_promoted(LaxBinary f, const Array& a, const Array& b, bool inexact) 
   TypedKind r = jx::promote(TypedKind{a.dtype(), a.weak_type()}, TypedKind{b.dtype(), b.weak_type()});
   Array x = lax::convert_element_type(a, r.dtype, r.weak);
   Array y = lax::convert_element_type(b, r.dtype, r.weak);
-  if (inexact && !is_floating(r.dtype)) {
+  if (inexact && !is_inexact(r.dtype)) {
     x = lax::convert_element_type(x, DType::Float32, x.weak_type());
     y = lax::convert_element_type(y, DType::Float32, y.weak_type());
   }
@@ -133,7 +133,7 @@ Array binary(const char* op, LaxBinary f, const Array& a, const Array& b) {
 }
 
 Array binary_inexact(const char* op, LaxBinary f, const Array& a, const Array& b) {
-  if (same_type_and_shape(a, b) && is_floating(a.dtype())) return f(a, b);
+  if (same_type_and_shape(a, b) && is_inexact(a.dtype())) return f(a, b);
   check_broadcast(op, a, b);
   return apply_promoted(f, a, b, true);
 }

@@ -45,7 +45,7 @@ int64_t reduced_size(const Shape& s, const std::vector<int64_t>& axes) {
   return n;
 }
 
-DType to_inexact(DType t) { return is_floating(t) ? t : DType::Float32; }
+DType to_inexact(DType t) { return is_inexact(t) ? t : DType::Float32; }
 
 DType promote_integer(DType t) {
   if (t == DType::Bool) return DType::Int32;

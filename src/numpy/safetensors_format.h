@@ -27,14 +27,15 @@ struct SafetensorsLayout {
 };
 
 // Validates a whole safetensors image p[0, size) (header, offsets, BOOL bytes) and describes
-// it; throws IOError("[op] 'path': ...") for anything malformed.
+// it; throws IOError("[op] 'path': ...") for anything malformed. `complex128` accepts the
+// dtype "C128", which safetensors lacks: jx checkpoints write it for complex128 leaves.
 SafetensorsLayout parse_safetensors(const char* p, size_t size, const std::string& path,
-                                    const char* op);
+                                    const char* op, bool complex128 = false);
 
 // The 8-byte length and the padded JSON header for `tensors` written in this order, data
 // contiguous from offset 0. Throws ValueError / DTypeError for a tensor that cannot be saved.
 std::string safetensors_header(const std::vector<std::pair<std::string, const Array*>>& tensors,
                                const std::map<std::string, std::string>& metadata,
-                               const char* op);
+                               const char* op, bool complex128 = false);
 
 }  // namespace jx::detail

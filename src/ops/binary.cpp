@@ -14,7 +14,7 @@
 namespace jx::ops {
 namespace {
 
-enum class Allowed { Numeric, Float, IntOrBool, Int, Any };
+enum class Allowed { Numeric, Float, Inexact, IntOrBool, Int, Any };
 
 struct BinarySpec {
   Prim prim;
@@ -29,7 +29,7 @@ constexpr BinarySpec kSpecs[] = {
     {Prim::Mul, cpu::BinaryOp::Mul, Allowed::Numeric, false},
     {Prim::Div, cpu::BinaryOp::Div, Allowed::Numeric, false},
     {Prim::Rem, cpu::BinaryOp::Rem, Allowed::Numeric, false},
-    {Prim::Pow, cpu::BinaryOp::Pow, Allowed::Float, false},
+    {Prim::Pow, cpu::BinaryOp::Pow, Allowed::Inexact, false},
     {Prim::Max, cpu::BinaryOp::Max, Allowed::Any, false},
     {Prim::Min, cpu::BinaryOp::Min, Allowed::Any, false},
     {Prim::Atan2, cpu::BinaryOp::Atan2, Allowed::Float, false},
@@ -46,6 +46,8 @@ constexpr BinarySpec kSpecs[] = {
     {Prim::Le, cpu::BinaryOp::Le, Allowed::Any, true},
     {Prim::Gt, cpu::BinaryOp::Gt, Allowed::Any, true},
     {Prim::Ge, cpu::BinaryOp::Ge, Allowed::Any, true},
+    // Two real parts (float32 or float64) in, complex64 or complex128 out.
+    {Prim::Complex, cpu::BinaryOp::Complex, Allowed::Float, false},
 };
 
 const BinarySpec& spec_of(Prim p) {
@@ -58,7 +60,8 @@ bool allowed(Allowed a, DType t) {
   switch (a) {
     case Allowed::Numeric: return t != DType::Bool;
     case Allowed::Float: return is_floating(t);
-    case Allowed::IntOrBool: return !is_floating(t);
+    case Allowed::Inexact: return is_inexact(t);
+    case Allowed::IntOrBool: return is_integer(t) || t == DType::Bool;
     case Allowed::Int: return is_integer(t);
     case Allowed::Any: return true;
   }
@@ -69,6 +72,7 @@ const char* allowed_str(Allowed a) {
   switch (a) {
     case Allowed::Numeric: return "a numeric (non-bool) dtype";
     case Allowed::Float: return "a floating dtype";
+    case Allowed::Inexact: return "a floating or complex dtype";
     case Allowed::IntOrBool: return "an integer or bool dtype";
     case Allowed::Int: return "an integer dtype";
     case Allowed::Any: return "any dtype";
@@ -83,12 +87,18 @@ Avals binary_abstract_eval(std::span<const Aval> in, const Params&) {
   require_same_dtype(op, in);
   if (!allowed(s.allowed, in[0].dtype))
     throw DTypeError(str("[", op, "] needs ", allowed_str(s.allowed), ", got ", avals_str(in),
-                         s.allowed == Allowed::Float
+                         s.allowed == Allowed::Float || s.allowed == Allowed::Inexact
                              ? "; convert with astype, or use the jnp function, which promotes"
                              : "; convert with astype"));
   Shape shape = elementwise_shape(op, in);
   // As lax's naryop: the result is weak only when every operand is (comparisons too).
   if (s.compare) return {Aval{shape, DType::Bool, all_weak(in)}};
+  if constexpr (P == Prim::Complex) {
+    if (in[0].dtype != DType::Float32 && in[0].dtype != DType::Float64)
+      throw DTypeError(str("[complex] needs float32 or float64 parts, got ", avals_str(in),
+                           "; convert them with astype(jx::float32)"));
+    return {Aval{shape, complex_dtype(in[0].dtype), all_weak(in)}};
+  }
   return {Aval{shape, in[0].dtype, all_weak(in)}};
 }
 
@@ -136,6 +146,10 @@ Array binary_tangent(const Array& g, const Array& x, const Array& y, const Array
     return lax::mul(g, lax::mul(lax::log(safe_x), ans));
   } else if constexpr (P == Prim::Max || P == Prim::Min) {
     return I == 0 ? lax::mul(g, balanced_eq(x, ans, y)) : lax::mul(g, balanced_eq(y, ans, x));
+  } else if constexpr (P == Prim::Complex) {
+    // Linear: complex(dx, 0) + complex(0, dy).
+    Array zero = ad_rules::zeros_like(g);
+    return I == 0 ? lax::complex(g, zero) : lax::complex(zero, g);
   } else if constexpr (P == Prim::Atan2) {
     Array denom = lax::add(lax::square(x), lax::square(y));
     if constexpr (I == 0) return lax::mul(g, lax::div(y, denom));
@@ -150,7 +164,7 @@ Arrays binary_jvp(std::span<const Array> primals, std::span<const Array> outs,
                   std::span<const Array> tangents, const Params&) {
   const Array& ans = outs[0];
   // Integer outputs have no tangent space (JAX's float0): the tangent is zero.
-  if (!is_floating(ans.dtype())) return {Array()};
+  if (!is_inexact(ans.dtype())) return {Array()};
   Array t;
   if (!ad_rules::is_zero(tangents[0]))
     t = binary_tangent<P, 0>(tangents[0], primals[0], primals[1], ans);
@@ -196,6 +210,16 @@ Arrays div_transpose(std::span<const Array> cts, std::span<const Array> in,
   return {ad_rules::unbroadcast(lax::div(ct, in[1]), avals[0]), Array()};
 }
 
+// complex(re, im)'s transpose, as JAX's: (real(ct), -imag(ct)).
+Arrays complex_transpose(std::span<const Array> cts, std::span<const Array>,
+                         std::span<const Aval> avals, std::span<const bool> linear,
+                         const Params&) {
+  const Array& ct = cts[0];
+  if (ad_rules::is_zero(ct)) return {Array(), Array()};
+  return {linear[0] ? ad_rules::unbroadcast(lax::real(ct), avals[0]) : Array(),
+          linear[1] ? ad_rules::unbroadcast(lax::neg(lax::imag(ct)), avals[1]) : Array()};
+}
+
 // ---- code generation (ops/emit_prelude.h): one output element as a C++ expression.
 // Integer add/sub/mul go through uint64_t, which wraps as the kernels' two's complement
 // arithmetic does without C++'s signed-overflow UB (or int promotion of 16-bit operands).
@@ -238,6 +262,7 @@ std::string binary_emit(std::span<const std::string> args, std::span<const Aval>
   else if constexpr (P == Prim::Le) return infix("<=");
   else if constexpr (P == Prim::Gt) return infix(">");
   else if constexpr (P == Prim::Ge) return infix(">=");
+  else if constexpr (P == Prim::Complex) return "";  // no complex type in generated code
   else static_assert(P == Prim::Add, "no emit form for this primitive");
 }
 
@@ -250,7 +275,7 @@ void reg() {
   pi.emit = binary_emit<P>;
   constexpr bool smooth = P == Prim::Add || P == Prim::Sub || P == Prim::Mul || P == Prim::Div ||
                           P == Prim::Rem || P == Prim::Pow || P == Prim::Max || P == Prim::Min ||
-                          P == Prim::Atan2;
+                          P == Prim::Atan2 || P == Prim::Complex;
   if constexpr (smooth) {
     pi.jvp = binary_jvp<P>;
   } else {
@@ -261,6 +286,7 @@ void reg() {
   if constexpr (P == Prim::Sub) pi.transpose = sub_transpose;
   if constexpr (P == Prim::Mul) pi.transpose = mul_transpose;
   if constexpr (P == Prim::Div) pi.transpose = div_transpose;
+  if constexpr (P == Prim::Complex) pi.transpose = complex_transpose;
   pi.not_linear = pi.transpose == nullptr;
 }
 
@@ -289,6 +315,7 @@ void register_binary() {
   reg<Prim::Le>();
   reg<Prim::Gt>();
   reg<Prim::Ge>();
+  reg<Prim::Complex>();
 }
 
 }  // namespace jx::ops

@@ -145,18 +145,19 @@ Array reduce_to(const Array& ct, const Aval& a) {
 
 Array scalar_zero(DType t) { return ad_rules::zeros(Aval{Shape{}, t, false}); }
 
-// Only float -> float conversions carry a tangent (integers and bool have none: float0).
+// Only conversions among float and complex dtypes carry a tangent (integers and bool have
+// none: float0). complex -> real keeps the real part, in the tangent as in the value.
 Arrays convert_jvp(std::span<const Array> primals, std::span<const Array>,
                    std::span<const Array> tangents, const Params& p) {
   DType to = p.dtype("new_dtype");
-  if (ad_rules::is_zero(tangents[0]) || !is_floating(primals[0].dtype()) || !is_floating(to))
+  if (ad_rules::is_zero(tangents[0]) || !is_inexact(primals[0].dtype()) || !is_inexact(to))
     return {Array()};
   return {lax::convert_element_type(tangents[0], to, p.b("weak_type"))};
 }
 Arrays convert_transpose(std::span<const Array> cts, std::span<const Array>,
                          std::span<const Aval> avals, std::span<const bool>, const Params&) {
   const Aval& old = avals[0];
-  if (ad_rules::is_zero(cts[0]) || !is_floating(old.dtype) || !is_floating(cts[0].dtype()))
+  if (ad_rules::is_zero(cts[0]) || !is_inexact(old.dtype) || !is_inexact(cts[0].dtype()))
     return {Array()};
   return {lax::convert_element_type(cts[0], old.dtype, old.weak)};
 }
@@ -168,7 +169,7 @@ Arrays select_n_jvp(std::span<const Array> primals, std::span<const Array> outs,
   const Array& out = outs[0];
   bool any = false;
   for (size_t k = 1; k < tangents.size(); ++k) any = any || !ad_rules::is_zero(tangents[k]);
-  if (!any || !is_floating(out.dtype())) return {Array()};
+  if (!any || !is_inexact(out.dtype())) return {Array()};
   Arrays cases;
   for (size_t k = 1; k < tangents.size(); ++k)
     cases.push_back(ad_rules::is_zero(tangents[k]) ? scalar_zero(out.dtype()) : tangents[k]);

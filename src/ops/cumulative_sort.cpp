@@ -188,7 +188,7 @@ Dual scan(Prim op, const Dual& e, int64_t axis) {
 template <Prim P>
 Arrays cum_scan_jvp(std::span<const Array> x, std::span<const Array>, std::span<const Array> t,
                     const Params& p) {
-  if (is_zero(t[0]) || !is_floating(x[0].dtype())) return {Array()};
+  if (is_zero(t[0]) || !is_inexact(x[0].dtype())) return {Array()};
   const int64_t axis = p.i("axis");
   const bool reverse = p.b("reverse");
   Dual e{x[0], t[0]};

@@ -33,6 +33,10 @@ void check_dims(const char* what, const std::vector<int64_t>& dims, const Aval& 
 
 // JAX's _validate_preferred_element_type.
 void check_preferred(DType input, DType pref, const Aval& l, const Aval& r) {
+  if (is_complex(input) != is_complex(pref))
+    throw DTypeError(str("[dot_general] preferred_element_type ", dtype_name(pref),
+                         " is incompatible with the operands ", pair_str(l, r),
+                         "; complex operands need a complex preferred type, and only they"));
   const bool in_int = is_integer(input), pref_int = is_integer(pref);
   const bool in_float = is_floating(input), pref_float = is_floating(pref);
   if (!(in_int && pref_float)) {

@@ -20,8 +20,8 @@
 
 namespace jx::ops {
 
-// The C type of one element of `t` in generated code; nullptr for float16/bfloat16, which
-// generated code does not handle.
+// The C type of one element of `t` in generated code; nullptr for float16/bfloat16 and
+// complex, which generated code does not handle.
 inline const char* c_type(DType t) {
   switch (t) {
     case DType::Bool: return "bool";
@@ -36,7 +36,9 @@ inline const char* c_type(DType t) {
     case DType::Float32: return "float";
     case DType::Float64: return "double";
     case DType::Float16:
-    case DType::BFloat16: return nullptr;
+    case DType::BFloat16:
+    case DType::Complex64:
+    case DType::Complex128: return nullptr;
   }
   return nullptr;
 }

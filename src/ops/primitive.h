@@ -89,9 +89,15 @@ struct PrimitiveInfo {
   // A collective over a named axis (ops/collective.h): vmap calls its batching rule even
   // when no operand is batched, and constant folding never evaluates it.
   bool collective = false;
+  // Accepts and produces complex64/complex128 (bind() rejects complex operands and results
+  // of every other primitive with a TypeError that names it).
+  bool complex = false;
 };
 
 const PrimitiveInfo& info(Prim p);
+// info(p).abstract_eval, after rejecting complex operands of a primitive not marked
+// `complex`; every bind goes through it.
+Avals abstract_eval(Prim p, std::span<const Aval> in, const Params& params);
 PrimitiveInfo& mutable_info(Prim p);  // for register_<family>() only
 const char* name(Prim p);
 

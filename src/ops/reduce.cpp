@@ -66,7 +66,7 @@ Avals reduce_abstract_eval(std::span<const Aval> in, const Params& p) {
   const Aval& x = in[0];
   DType t = x.dtype;
   bool ok = s.allowed == Allowed::Any || (s.allowed == Allowed::Numeric && t != DType::Bool) ||
-            (s.allowed == Allowed::IntOrBool && !is_floating(t));
+            (s.allowed == Allowed::IntOrBool && (is_integer(t) || t == DType::Bool));
   if (!ok)
     throw DTypeError(str("[", op, "] does not accept ", aval_str(x), "; it needs ",
                          s.allowed == Allowed::Numeric ? "a numeric (non-bool) dtype"

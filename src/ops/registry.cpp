@@ -67,6 +67,24 @@ void register_all() {
   register_control();
   register_custom();
   register_jit();
+  // The primitives that take complex operands (docs/complex.md). Their kernels and rules
+  // handle complex; every other primitive rejects it in abstract_eval() below. Higher-order
+  // primitives pass complex through to their bodies, whose primitives are checked in turn.
+  for (Prim p : {Prim::Neg, Prim::Sign, Prim::IsFinite, Prim::Exp, Prim::Log, Prim::Log1p,
+                 Prim::Expm1, Prim::Tanh, Prim::Sin, Prim::Cos, Prim::Tan, Prim::Asin, Prim::Acos,
+                 Prim::Atan, Prim::Sinh, Prim::Cosh, Prim::Asinh, Prim::Acosh, Prim::Atanh,
+                 Prim::Abs, Prim::Sqrt, Prim::Rsqrt, Prim::Square, Prim::IntegerPow, Prim::Copy,
+                 Prim::Real, Prim::Imag, Prim::Conj, Prim::Complex,
+                 Prim::Add, Prim::Sub, Prim::Mul, Prim::Div, Prim::Pow, Prim::Eq, Prim::Ne,
+                 Prim::ConvertElementType, Prim::SelectN, Prim::ReduceSum, Prim::ReduceProd,
+                 Prim::Cumsum, Prim::Cumprod, Prim::DotGeneral,
+                 Prim::Reshape, Prim::BroadcastInDim, Prim::Transpose, Prim::Squeeze, Prim::Rev,
+                 Prim::Concatenate, Prim::Pad, Prim::Slice, Prim::DynamicSlice,
+                 Prim::DynamicUpdateSlice, Prim::Gather, Prim::Scatter, Prim::ScatterAdd,
+                 Prim::ScatterMul, Prim::StopGradient, Prim::Cond, Prim::While, Prim::Scan,
+                 Prim::CustomJvpCall, Prim::CustomVjpCall, Prim::CustomLin, Prim::Remat,
+                 Prim::Pjit})
+    table()[size_t(p)].complex = true;
 }
 
 std::array<PrimitiveInfo, kNumPrims>& registered() {
@@ -83,6 +101,30 @@ std::array<PrimitiveInfo, kNumPrims>& registered() {
 const PrimitiveInfo& info(Prim p) { return registered()[size_t(p)]; }
 PrimitiveInfo& mutable_info(Prim p) { return table()[size_t(p)]; }
 const char* name(Prim p) { return table()[size_t(p)].name; }
+
+namespace {
+[[noreturn]] void no_complex(Prim p, const Aval& a, const char* role) {
+  throw DTypeError(str("[", name(p), "] does not support complex dtypes, got ", role, " ",
+                       type_str(a.dtype, a.shape), "; complex numbers in jx cover elementwise arithmetic, "
+                       "reductions by sum and product, dot_general and data movement "
+                       "(docs/complex.md). Work on jnp::real(x) and jnp::imag(x) instead"));
+}
+}  // namespace
+
+Avals abstract_eval(Prim p, std::span<const Aval> in, const Params& params) {
+  const PrimitiveInfo& pi = info(p);
+  auto complex = [](const Aval& a) {
+    return a.dtype == DType::Complex64 || a.dtype == DType::Complex128;
+  };
+  if (!pi.complex)
+    for (const Aval& a : in)
+      if (complex(a)) no_complex(p, a, "an operand");
+  Avals out = pi.abstract_eval(in, params);
+  if (!pi.complex)
+    for (const Aval& a : out)
+      if (complex(a)) no_complex(p, a, "a result");
+  return out;
+}
 
 Aval aval_of(const Array& a) {
   const auto& im = detail::impl_of(a);

@@ -15,8 +15,8 @@
 namespace jx::ops {
 namespace {
 
-// Accepted dtypes, as the dtype sets of jax/_src/lax/lax.py (no complex in jx).
-enum class Accept { Float, Numeric, SignedOrFloat, Int, IntOrBool, Any };
+// Accepted dtypes, as the dtype sets of jax/_src/lax/lax.py.
+enum class Accept { Float, Inexact, Numeric, SignedOrInexact, Int, IntOrBool, Complex, Any };
 
 struct UnarySpec {
   Prim prim;
@@ -30,28 +30,28 @@ constexpr UnarySpec kSpecs[] = {
     {Prim::Floor, cpu::UnaryOp::Floor, Accept::Float},
     {Prim::Ceil, cpu::UnaryOp::Ceil, Accept::Float},
     {Prim::Round, cpu::UnaryOp::Round, Accept::Float},
-    {Prim::IsFinite, cpu::UnaryOp::IsFinite, Accept::Float},
-    {Prim::Exp, cpu::UnaryOp::Exp, Accept::Float},
+    {Prim::IsFinite, cpu::UnaryOp::IsFinite, Accept::Inexact},
+    {Prim::Exp, cpu::UnaryOp::Exp, Accept::Inexact},
     {Prim::Exp2, cpu::UnaryOp::Exp2, Accept::Float},
-    {Prim::Log, cpu::UnaryOp::Log, Accept::Float},
-    {Prim::Log1p, cpu::UnaryOp::Log1p, Accept::Float},
-    {Prim::Expm1, cpu::UnaryOp::Expm1, Accept::Float},
-    {Prim::Tanh, cpu::UnaryOp::Tanh, Accept::Float},
+    {Prim::Log, cpu::UnaryOp::Log, Accept::Inexact},
+    {Prim::Log1p, cpu::UnaryOp::Log1p, Accept::Inexact},
+    {Prim::Expm1, cpu::UnaryOp::Expm1, Accept::Inexact},
+    {Prim::Tanh, cpu::UnaryOp::Tanh, Accept::Inexact},
     {Prim::Logistic, cpu::UnaryOp::Logistic, Accept::Float},
-    {Prim::Sin, cpu::UnaryOp::Sin, Accept::Float},
-    {Prim::Cos, cpu::UnaryOp::Cos, Accept::Float},
-    {Prim::Tan, cpu::UnaryOp::Tan, Accept::Float},
-    {Prim::Asin, cpu::UnaryOp::Asin, Accept::Float},
-    {Prim::Acos, cpu::UnaryOp::Acos, Accept::Float},
-    {Prim::Atan, cpu::UnaryOp::Atan, Accept::Float},
-    {Prim::Sinh, cpu::UnaryOp::Sinh, Accept::Float},
-    {Prim::Cosh, cpu::UnaryOp::Cosh, Accept::Float},
-    {Prim::Asinh, cpu::UnaryOp::Asinh, Accept::Float},
-    {Prim::Acosh, cpu::UnaryOp::Acosh, Accept::Float},
-    {Prim::Atanh, cpu::UnaryOp::Atanh, Accept::Float},
-    {Prim::Abs, cpu::UnaryOp::Abs, Accept::SignedOrFloat},
-    {Prim::Sqrt, cpu::UnaryOp::Sqrt, Accept::Float},
-    {Prim::Rsqrt, cpu::UnaryOp::Rsqrt, Accept::Float},
+    {Prim::Sin, cpu::UnaryOp::Sin, Accept::Inexact},
+    {Prim::Cos, cpu::UnaryOp::Cos, Accept::Inexact},
+    {Prim::Tan, cpu::UnaryOp::Tan, Accept::Inexact},
+    {Prim::Asin, cpu::UnaryOp::Asin, Accept::Inexact},
+    {Prim::Acos, cpu::UnaryOp::Acos, Accept::Inexact},
+    {Prim::Atan, cpu::UnaryOp::Atan, Accept::Inexact},
+    {Prim::Sinh, cpu::UnaryOp::Sinh, Accept::Inexact},
+    {Prim::Cosh, cpu::UnaryOp::Cosh, Accept::Inexact},
+    {Prim::Asinh, cpu::UnaryOp::Asinh, Accept::Inexact},
+    {Prim::Acosh, cpu::UnaryOp::Acosh, Accept::Inexact},
+    {Prim::Atanh, cpu::UnaryOp::Atanh, Accept::Inexact},
+    {Prim::Abs, cpu::UnaryOp::Abs, Accept::SignedOrInexact},
+    {Prim::Sqrt, cpu::UnaryOp::Sqrt, Accept::Inexact},
+    {Prim::Rsqrt, cpu::UnaryOp::Rsqrt, Accept::Inexact},
     {Prim::Cbrt, cpu::UnaryOp::Cbrt, Accept::Float},
     {Prim::Square, cpu::UnaryOp::Square, Accept::Numeric},
     {Prim::IntegerPow, cpu::UnaryOp::IntegerPow, Accept::Numeric},
@@ -64,6 +64,9 @@ constexpr UnarySpec kSpecs[] = {
     {Prim::Erfc, cpu::UnaryOp::Erfc, Accept::Float},
     {Prim::ErfInv, cpu::UnaryOp::ErfInv, Accept::Float},
     {Prim::Copy, cpu::UnaryOp::Copy, Accept::Any},
+    {Prim::Real, cpu::UnaryOp::Real, Accept::Complex},
+    {Prim::Imag, cpu::UnaryOp::Imag, Accept::Complex},
+    {Prim::Conj, cpu::UnaryOp::Conj, Accept::Complex},
 };
 
 const UnarySpec& spec_of(Prim p) {
@@ -75,10 +78,12 @@ const UnarySpec& spec_of(Prim p) {
 bool accepts(Accept a, DType t) {
   switch (a) {
     case Accept::Float: return is_floating(t);
+    case Accept::Inexact: return is_inexact(t);
     case Accept::Numeric: return t != DType::Bool;
-    case Accept::SignedOrFloat: return is_floating(t) || is_signed_integer(t);
+    case Accept::SignedOrInexact: return is_inexact(t) || is_signed_integer(t);
     case Accept::Int: return is_integer(t);
-    case Accept::IntOrBool: return !is_floating(t);
+    case Accept::IntOrBool: return is_integer(t) || t == DType::Bool;
+    case Accept::Complex: return is_complex(t);
     case Accept::Any: return true;
   }
   return false;
@@ -87,8 +92,10 @@ bool accepts(Accept a, DType t) {
 const char* accept_str(Accept a) {
   switch (a) {
     case Accept::Float: return "a floating dtype";
+    case Accept::Inexact: return "a floating or complex dtype";
     case Accept::Numeric: return "a numeric (non-bool) dtype";
-    case Accept::SignedOrFloat: return "a signed integer or floating dtype";
+    case Accept::SignedOrInexact: return "a signed integer, floating or complex dtype";
+    case Accept::Complex: return "a complex dtype (jnp::real/imag/conj also take real arrays)";
     case Accept::Int: return "an integer dtype";
     case Accept::IntOrBool: return "an integer or bool dtype";
     case Accept::Any: return "any dtype";
@@ -99,6 +106,7 @@ const char* accept_str(Accept a) {
 const char* fix_hint(Accept a) {
   switch (a) {
     case Accept::Float:
+    case Accept::Inexact:
       return "; convert with astype(jx::float32), or use the jnp function, which promotes "
              "integers to float";
     case Accept::Int: return "; convert with astype to an integer dtype";
@@ -114,7 +122,7 @@ Avals unary_abstract_eval(std::span<const Aval> in, const Params& params) {
     throw DTypeError(str("[", op, "] needs ", accept_str(s.accept), ", got ", aval_str(in[0]),
                          fix_hint(s.accept)));
   if constexpr (P == Prim::IntegerPow) {
-    if (params.i("y") < 0 && !is_floating(in[0].dtype))
+    if (params.i("y") < 0 && !is_inexact(in[0].dtype))
       throw DTypeError(str("[integer_pow] integers cannot be raised to negative powers, got ",
                            aval_str(in[0]), " ** ", params.i("y"),
                            "; convert the base to a floating dtype first"));
@@ -125,7 +133,9 @@ Avals unary_abstract_eval(std::span<const Aval> in, const Params& params) {
       throw ValueError(str("[round] rounding_method must be 0 (away from zero) or 1 (to nearest "
                            "even), got ", m));
   }
-  DType out = P == Prim::IsFinite ? DType::Bool : in[0].dtype;
+  DType out = in[0].dtype;
+  if constexpr (P == Prim::IsFinite) out = DType::Bool;
+  if constexpr (P == Prim::Abs || P == Prim::Real || P == Prim::Imag) out = real_dtype(out);
   return {Aval{in[0].shape, out, in[0].weak}};
 }
 
@@ -215,8 +225,20 @@ Array unary_tangent(const Array& g, const Array& x, const Array& ans, const Para
   } else if constexpr (P == Prim::Atanh) {
     return lax::mul(lax::div(c(1.0), lax::add(c(1.0), x)), lax::div(g, lax::sub(c(1.0), x)));
   } else if constexpr (P == Prim::Abs) {
+    if (is_complex(x.dtype())) {
+      // d|z| = re(conj(z) dz) / |z|, and 0 at z == 0 (JAX divides by |z| with 0 replaced by 1).
+      Array r = ad_rules::constant(1.0, ans);
+      Array safe = lax::select(lax::eq(ans, ad_rules::constant(0.0, ans)), r, ans);
+      return lax::real(lax::mul(g, lax::div(lax::conj(x), lax::convert_element_type(safe, x.dtype()))));
+    }
     // d|x| = +g at x == 0, as JAX (select(x >= 0, g, -g)).
     return lax::select(lax::ge(x, c(0.0)), g, lax::neg(g));
+  } else if constexpr (P == Prim::Real) {
+    return lax::real(g);
+  } else if constexpr (P == Prim::Imag) {
+    return lax::imag(g);
+  } else if constexpr (P == Prim::Conj) {
+    return lax::conj(g);
   } else if constexpr (P == Prim::Sqrt) {
     return lax::mul(g, lax::div(c(0.5), ans));
   } else if constexpr (P == Prim::Rsqrt) {
@@ -250,8 +272,22 @@ template <Prim P>
 Arrays unary_jvp(std::span<const Array> primals, std::span<const Array> outs,
                  std::span<const Array> tangents, const Params& params) {
   // Integer outputs have no tangent space (JAX's float0): the tangent is zero.
-  if (ad_rules::is_zero(tangents[0]) || !is_floating(outs[0].dtype())) return {Array()};
+  if (ad_rules::is_zero(tangents[0]) || !is_inexact(outs[0].dtype())) return {Array()};
   return {unary_tangent<P>(tangents[0], primals[0], outs[0], params)};
+}
+
+// The transposes of the complex parts, as JAX's: real and imag map a real cotangent back
+// to complex(ct, 0) and complex(0, -ct); conj's is conj. With them, grad of a real-valued
+// function of complex inputs is conj(df/dz) * 2 in JAX's convention (grad(|z|^2) = 2 z̄).
+template <Prim P>
+Arrays parts_transpose(std::span<const Array> cts, std::span<const Array>,
+                       std::span<const Aval>, std::span<const bool>, const Params&) {
+  if (ad_rules::is_zero(cts[0])) return {Array()};
+  const Array& t = cts[0];
+  if constexpr (P == Prim::Conj) return {lax::conj(t)};
+  Array zero = ad_rules::zeros_like(t);
+  if constexpr (P == Prim::Real) return {lax::complex(t, zero)};
+  return {lax::complex(zero, lax::neg(t))};
 }
 
 Arrays neg_transpose(std::span<const Array> cts, std::span<const Array>, std::span<const Aval>,
@@ -337,8 +373,9 @@ std::string unary_emit(std::span<const std::string> args, std::span<const Aval> 
     return helper("jx_clz");
   } else if constexpr (P == Prim::Copy) {
     return x;
-  } else if constexpr (P == Prim::Lgamma || P == Prim::Digamma || P == Prim::ErfInv) {
-    return "";
+  } else if constexpr (P == Prim::Lgamma || P == Prim::Digamma || P == Prim::ErfInv ||
+                       P == Prim::Real || P == Prim::Imag || P == Prim::Conj) {
+    return "";  // complex parts: generated code has no complex type (fusion.cpp)
   } else {
     const char* fn = libm_name(P);
     JX_CHECK(fn, "no emit form for ", name(P));
@@ -365,6 +402,8 @@ void reg(Ad ad = Ad::Smooth) {
   if constexpr (!kNoFormula<P>) pi.jvp = unary_jvp<P>;
   if constexpr (P == Prim::Neg) pi.transpose = neg_transpose;
   if constexpr (P == Prim::Copy) pi.transpose = copy_transpose;
+  if constexpr (P == Prim::Real || P == Prim::Imag || P == Prim::Conj)
+    pi.transpose = parts_transpose<P>;
   JX_CHECK((pi.jvp != nullptr) == (ad == Ad::Smooth || ad == Ad::Linear));
   JX_CHECK((pi.transpose != nullptr) == (ad == Ad::Linear));
   pi.zero_tangent = ad == Ad::Zero;
@@ -413,6 +452,9 @@ void register_unary() {
   reg<Prim::Erfc>();
   reg<Prim::ErfInv>();
   reg<Prim::Copy>(Ad::Linear);
+  reg<Prim::Real>(Ad::Linear);
+  reg<Prim::Imag>(Ad::Linear);
+  reg<Prim::Conj>(Ad::Linear);
 }
 
 }  // namespace jx::ops

@@ -42,9 +42,19 @@ LinearFn linearize_flat(const FlatFn& f, const std::vector<Array>& primals) {
   return LinearFn(std::move(impl));
 }
 
-void check_differentiable_inputs(const char* op, const std::vector<Array>& leaves) {
+void check_differentiable_inputs(const char* op, const std::vector<Array>& leaves,
+                                 bool holomorphic, bool allow_complex) {
   for (size_t i = 0; i < leaves.size(); ++i) {
-    if (!is_floating(leaves[i].dtype()))
+    const DType t = leaves[i].dtype();
+    if (holomorphic && !is_complex(t))
+      throw DTypeError(str("[", op, "] with jx::holomorphic requires complex inputs, but input "
+                           "leaf ", i, " has dtype ", t, "; convert it with "
+                           "astype(jx::complex64)"));
+    if (!allow_complex && is_complex(t))
+      throw DTypeError(str("[", op, "] requires real-valued inputs, but input leaf ", i,
+                           " has dtype ", t, "; for holomorphic differentiation pass "
+                           "jx::holomorphic, otherwise use jx::jacrev or jx::jvp directly"));
+    if (!is_inexact(t))
       throw DTypeError(str("[", op, "] requires floating-point inputs, but input leaf ", i,
                            " has dtype ", leaves[i].dtype(),
                            "; convert it with astype(jx::float32), or pass integer data as a "
@@ -52,7 +62,16 @@ void check_differentiable_inputs(const char* op, const std::vector<Array>& leave
   }
 }
 
-void check_scalar_output(const char* op, const Array& out) {
+void check_scalar_output(const char* op, const Array& out, bool holomorphic) {
+  if (holomorphic && (out.ndim() != 0 || !is_complex(out.dtype())))
+    throw ValueError(str("[", op, "] with jx::holomorphic requires a complex scalar output, "
+                         "got ", type_str(out.dtype(), out.shape())));
+  if (!holomorphic && out.ndim() == 0 && is_complex(out.dtype()))
+    throw ValueError(str("[", op, "] requires a real scalar output, got ",
+                         type_str(out.dtype(), out.shape()),
+                         "; for a holomorphic function pass jx::holomorphic; for a "
+                         "non-holomorphic one take jnp::real / jnp::abs of it, or use jx::vjp"));
+  if (holomorphic) return;
   if (out.ndim() != 0 || !is_floating(out.dtype()))
     throw ValueError(str("[", op, "] requires a real scalar output, got ",
                          type_str(out.dtype(), out.shape()),
@@ -109,11 +128,21 @@ static std::vector<Array> split_basis(const std::vector<std::pair<Shape, DType>>
 }
 
 Jacobian jacobian_flat(const char* op, const FlatFn& f, const std::vector<Array>& xs, bool forward,
-                       const size_t& num_diff) {
-  check_differentiable_inputs(op, xs);
+                       const size_t& num_diff, bool holomorphic) {
+  check_differentiable_inputs(op, xs, holomorphic, /*allow_complex=*/!forward || holomorphic);
   LinearFn lin = linearize_flat(f, xs);
   Jacobian J;
   J.outs = lin.primals_out();
+  for (size_t i = 0; i < std::min(num_diff, J.outs.size()); ++i) {
+    const DType t = J.outs[i].dtype();
+    if (holomorphic && !is_complex(t))
+      throw DTypeError(str("[", op, "] with jx::holomorphic requires complex outputs, but "
+                           "output leaf ", i, " has dtype ", t));
+    if (!holomorphic && !forward && is_complex(t))
+      throw DTypeError(str("[", op, "] requires real-valued outputs, but output leaf ", i,
+                           " has dtype ", t, "; for holomorphic differentiation pass "
+                           "jx::holomorphic, otherwise use jx::vjp directly"));
+  }
   const size_t n_all = J.outs.size(), m = std::min(num_diff, n_all), n = xs.size();
   J.blocks.assign(m, std::vector<Array>(n));
   int64_t n_in = 0, n_out = 0;

@@ -84,7 +84,7 @@ ops::Arrays eval_primitive(ops::Prim p, std::span<const Array> in, const ops::Pa
   const ops::PrimitiveInfo& pi = ops::info(p);
   check_inputs(p, in);
   InputAvals avals(p, in);
-  ops::Avals out_avals = pi.abstract_eval(avals.span, params);
+  ops::Avals out_avals = ops::abstract_eval(p, avals.span, params);
   JX_PROFILE_OP(ops::name(p), in, out_avals);
   ops::Arrays out;
   out.reserve(out_avals.size());
@@ -108,7 +108,7 @@ Array bind1(ops::Prim p, std::span<const Array> in, const ops::Params& params) {
     const ops::PrimitiveInfo& pi = ops::info(p);
     check_inputs(p, in);
     InputAvals avals(p, in);
-    ops::Avals out_avals = pi.abstract_eval(avals.span, params);
+    ops::Avals out_avals = ops::abstract_eval(p, avals.span, params);
     JX_PROFILE_OP(ops::name(p), in, out_avals);
     JX_CHECK(out_avals.size() == 1, ops::name(p), " has ", out_avals.size(), " outputs");
     Array out = detail::empty_array(out_avals[0].shape, out_avals[0].dtype, out_avals[0].weak);

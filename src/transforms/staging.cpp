@@ -38,7 +38,7 @@ Arrays StagingTrace::process_primitive(Prim p, std::span<const Array> in, const 
     e.inputs.push_back(to_atom(x));
     in_avals.push_back(ops::aval_of(x));
   }
-  ops::Avals out_avals = ops::info(p).abstract_eval(in_avals, params);
+  ops::Avals out_avals = ops::abstract_eval(p, in_avals, params);
   Arrays outs;
   auto self = shared_from_this();
   for (const Aval& a : out_avals) {

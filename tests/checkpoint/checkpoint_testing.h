@@ -36,13 +36,15 @@ inline jx::Array pattern(jx::DType t, const jx::Shape& shape, int64_t seed = 0) 
         static_cast<T*>(p)[i] = T(0.5f * float(k) - 1.25f);
       else if constexpr (std::is_floating_point_v<T>)
         static_cast<T*>(p)[i] = T(0.1 * double(k) - 1.25);
+      else if constexpr (std::is_same_v<T, std::complex<float>> || std::is_same_v<T, std::complex<double>>)
+        static_cast<T*>(p)[i] = T(0.1 * double(k) - 1.25, 0.25 * double(k));
       else if constexpr (std::is_signed_v<T>)
         static_cast<T*>(p)[i] = T(3 * k - 7);
       else
         static_cast<T*>(p)[i] = T(7 * k + 1);
     }
   };
-  JX_DTYPE_SWITCH(t, T, fill(T{}));
+  JX_DTYPE_SWITCH_C(t, T, fill(T{}));
   return a;
 }
 

@@ -13,7 +13,8 @@ import sys
 import numpy as np
 
 ST = {"BOOL": "?", "U8": "<u1", "I8": "<i1", "I16": "<i2", "U16": "<u2", "I32": "<i4", "U32": "<u4",
-      "I64": "<i8", "U64": "<u8", "F16": "<f2", "BF16": "<u2", "F32": "<f4", "F64": "<f8"}
+      "I64": "<i8", "U64": "<u8", "F16": "<f2", "BF16": "<u2", "F32": "<f4", "F64": "<f8",
+      "C64": "<c8", "C128": "<c16"}
 
 def main(ckpt, out):
     with open(os.path.join(ckpt, "arrays.safetensors"), "rb") as f:

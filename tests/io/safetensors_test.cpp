@@ -53,14 +53,19 @@ double formula(DType t, int64_t i) {
 Array make(DType t, const jx::Shape& shape) {
   Array a = jx::detail::empty_array(shape, t, false);
   void* p = jx::detail::raw_data(a);
-  JX_DTYPE_SWITCH(t, T, {
+  // A generic lambda, so that `if constexpr` discards the branches that do not fit T.
+  auto fill = [&](auto tag) {
+    using T = decltype(tag);
     for (int64_t i = 0; i < a.size(); ++i) {
-      if constexpr (std::is_same_v<T, jx::half> || std::is_same_v<T, jx::bhalf>)
+      if constexpr (std::is_same_v<T, std::complex<float>> || std::is_same_v<T, std::complex<double>>)
+        static_cast<T*>(p)[i] = T(formula(t, i), -formula(t, i + 1));
+      else if constexpr (std::is_same_v<T, jx::half> || std::is_same_v<T, jx::bhalf>)
         static_cast<T*>(p)[i] = T(float(formula(t, i)));
       else
         static_cast<T*>(p)[i] = static_cast<T>(formula(t, i));
     }
-  });
+  };
+  JX_DTYPE_SWITCH_C(t, T, fill(T{}));
   return a;
 }
 
@@ -88,6 +93,7 @@ TEST(Safetensors, RoundTripEveryDtype) {
   const std::vector<jx::Shape> shapes = {{2, 3}, {}, {0}, {0, 3}, {5}};
   for (int t = 0; t < jx::kNumDTypes; ++t)
     for (size_t s = 0; s < shapes.size(); ++s)
+      if (DType(t) != DType::Complex128)  // safetensors has no 128-bit complex
       in[std::string(jx::dtype_name(DType(t))) + "_" + std::to_string(s)] =
           make(DType(t), shapes[s]);
   std::map<std::string, std::string> meta = {

@@ -128,9 +128,9 @@ TEST(TorchLoad, RefusesGlobalsHoweverTheyAreReached) {
           "subprocess.Popen");
   // As the class of NEWOBJ, and as a persistent id's storage type.
   refused(Pickle().global("posix", "system").op(')').op(char(0x81)).done(), "posix.system");
-  refused(Pickle().op('(').str("storage").global("torch", "ComplexFloatStorage").str("0").str("cpu")
+  refused(Pickle().op('(').str("storage").global("torch", "QInt8Storage").str("0").str("cpu")
               .integer(1).op('t').op('Q').done(),
-          "torch.ComplexFloatStorage");
+          "torch.QInt8Storage");
   refused(Pickle().global("torch._utils", "_rebuild_qtensor").done(), "torch._utils._rebuild_qtensor");
   refused(Pickle().global("__torch__.Net", "Net").done(), "__torch__.Net.Net");
   // Unsupported opcodes that would call or import (INST, OBJ, EXT1) are refused too.

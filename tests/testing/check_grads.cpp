@@ -1,6 +1,7 @@
 #include "testing/check_grads.h"
 
 #include <cmath>
+#include <complex>
 #include <random>
 #include <sstream>
 #include <stdexcept>
@@ -24,6 +25,11 @@ void expect_close(const Array& a, const Array& b, double atol, double rtol, cons
     throw std::runtime_error(what + ": shapes differ: " + shape_str(a.shape()) + " vs " +
                              shape_str(b.shape()));
   }
+  if (is_complex(a.dtype()) || is_complex(b.dtype())) {  // each part on its own
+    expect_close(jnp::real(a), jnp::real(b), atol, rtol, what + " (real part)");
+    expect_close(jnp::imag(a), jnp::imag(b), atol, rtol, what + " (imaginary part)");
+    return;
+  }
   std::vector<double> x = a.to_vector<double>(), y = b.to_vector<double>();
   for (size_t i = 0; i < x.size(); ++i) {
     if (std::isnan(x[i]) && std::isnan(y[i])) continue;
@@ -39,16 +45,25 @@ void expect_close(const Array& a, const Array& b, double atol, double rtol, cons
 namespace {
 
 Array random_like(const Array& x, unsigned seed) {
+  if (is_complex(x.dtype()))
+    return lax::complex(rand_f64(x.shape(), seed), rand_f64(x.shape(), seed + 1000))
+        .astype(x.dtype());
   return rand_f64(x.shape(), seed).astype(x.dtype());
 }
 
+// JAX's inner_prod: re(sum(conj(a) b)), the real inner product of C^n as R^2n.
 double vdot(const std::vector<Array>& a, const std::vector<Array>& b) {
   double s = 0;
   for (size_t i = 0; i < a.size(); ++i) {
-    std::vector<double> x = a[i].to_vector<double>(), y = b[i].to_vector<double>();
-    for (size_t k = 0; k < x.size(); ++k) s += x[k] * y[k];
+    auto x = a[i].to_vector<std::complex<double>>(), y = b[i].to_vector<std::complex<double>>();
+    for (size_t k = 0; k < x.size(); ++k) s += (std::conj(x[k]) * y[k]).real();
   }
   return s;
+}
+
+std::vector<Array> conj_all(std::vector<Array> xs) {
+  for (Array& x : xs) x = jnp::conj(x);
+  return xs;
 }
 
 std::vector<Array> axpy(const std::vector<Array>& x, double a, const std::vector<Array>& v) {
@@ -75,7 +90,9 @@ void check_vjp(const Fn& f, const std::vector<Array>& args, const GradCheckOptio
   ad::LinearFn lin = ad::linearize_flat(f, args);
   std::vector<Array> u;
   for (size_t k = 0; k < out.size(); ++k) u.push_back(random_like(out[k], seed + 100 + unsigned(k)));
-  std::vector<Array> ct = lin.transpose(u);
+  // JAX's transpose does not conjugate: J^T u. conj(J^T conj(u)) = J^H u is the adjoint
+  // for the real inner product, as in JAX's check_vjp.
+  std::vector<Array> ct = conj_all(lin.transpose(conj_all(u)));
   double lhs = vdot(u, tan), rhs = vdot(ct, v);
   double tol = o.atol + o.rtol * std::abs(rhs);
   if (!(std::abs(lhs - rhs) <= std::max(tol, 1e-9 * (std::abs(lhs) + 1)))) {

@@ -51,6 +51,19 @@ Array ldexp(const Array& x1, const Array& x2);
 std::pair<Array, Array> modf(const Array& x);
 Array signbit(const Array& x);
 
+// ---- complex numbers (math_complex.cpp; docs/complex.md) ----
+// real/imag/conj of a real array: the array itself, zeros, the array itself (as jnp).
+Array real(const Array& x);
+Array imag(const Array& x);
+Array conj(const Array& x);
+Array conjugate(const Array& x);
+// The argument atan2(imag, real), in radians (degrees with deg); integers give float32.
+Array angle(const Array& z, bool deg = false);
+Array iscomplex(const Array& x);  // elementwise: imag != 0 (false for real dtypes)
+Array isreal(const Array& x);     // elementwise: imag == 0 (true for real dtypes)
+bool iscomplexobj(const Array& x);  // the dtype is complex
+bool isrealobj(const Array& x);
+
 // ---- exponents, logarithms, powers ----
 Array exp(const Array& x);
 Array exp2(const Array& x);

@@ -1,6 +1,7 @@
 #include <cmath>
 #include <type_traits>
 
+#include "backend/cpu/complex_math.h"
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/loops.h"
 #include "backend/cpu/vmath.h"
@@ -245,13 +246,80 @@ void dispatch_op(BinaryOp op, const void* a, const int64_t* as, const void* b, c
     JX_BIN(ShiftLeft) JX_BIN(ShiftRightArithmetic) JX_BIN(ShiftRightLogical) JX_BIN(Eq)
     JX_BIN(Ne) JX_BIN(Lt) JX_BIN(Le) JX_BIN(Gt) JX_BIN(Ge)
 #undef JX_BIN
+    case BinaryOp::Complex:
+      throw InternalError("jx internal error: binary complex reached the real dispatch");
   }
+}
+
+// out = f(a, b) over broadcast operands of types A and B, writing O: complex ops and the
+// construction of complex from parts. glibc's complex functions do not vectorize, so the
+// contiguous case is a plain loop (add/sub/mul/eq/ne still vectorize there).
+template <class A, class B, class O, class F>
+void run_loop(const void* a, const int64_t* as, const void* b, const int64_t* bs, void* out,
+              const int64_t* os, int ndim, F f) {
+  const A* pa0 = static_cast<const A*>(a);
+  const B* pb0 = static_cast<const B*>(b);
+  O* po0 = static_cast<O*>(out);
+  StridedLoop<2> loop(os, ndim, {broadcast_strides(as, os, ndim), broadcast_strides(bs, os, ndim)});
+  loop.run([&](int64_t o, const std::array<int64_t, 2>& off, int64_t n,
+               const std::array<int64_t, 2>& st) {
+    const A* pa = pa0 + off[0];
+    const B* pb = pb0 + off[1];
+    O* po = po0 + o;
+    if (st[0] == 1 && st[1] == 1) {
+      for (int64_t i = 0; i < n; ++i) po[i] = f(pa[i], pb[i]);
+    } else if (st[0] == 1 && st[1] == 0) {
+      const B y = pb[0];
+      for (int64_t i = 0; i < n; ++i) po[i] = f(pa[i], y);
+    } else if (st[0] == 0 && st[1] == 1) {
+      const A x = pa[0];
+      for (int64_t i = 0; i < n; ++i) po[i] = f(x, pb[i]);
+    } else {
+      for (int64_t i = 0; i < n; ++i) po[i] = f(pa[i * st[0]], pb[i * st[1]]);
+    }
+  });
+}
+
+// Complex operands (dtype complex64/128) or lax.complex (dtype float32/64, complex out).
+// Returns false when neither applies.
+bool complex_binary(BinaryOp op, DType dtype, const void* a, const int64_t* as, const void* b,
+                    const int64_t* bs, void* out, const int64_t* os, int ndim) {
+  auto parts = [&](auto r) {
+    using R = decltype(r);
+    run_loop<R, R, std::complex<R>>(a, as, b, bs, out, os, ndim,
+                                    [](R re, R im) { return std::complex<R>(re, im); });
+  };
+  auto ops = [&](auto r) {
+    using R = decltype(r);
+    using Cx = std::complex<R>;
+    if (!cx::binary_supported(op)) cx::unsupported("binary op", cx::binary_name(op), dtype);
+    cx::with_binary_op(op, [&](auto tag) {
+      constexpr BinaryOp o = decltype(tag)::value;
+      using Out = decltype(cx::binary<o, R>(Cx(), Cx()));
+      run_loop<Cx, Cx, Out>(a, as, b, bs, out, os, ndim,
+                            [](Cx x, Cx y) { return cx::binary<o, R>(x, y); });
+    });
+  };
+  if (op == BinaryOp::Complex) {
+    if (dtype == DType::Float32) parts(float{});
+    else if (dtype == DType::Float64) parts(double{});
+    else cx::unsupported("binary op", "complex", dtype);
+    return true;
+  }
+  if (dtype == DType::Complex64) ops(float{});
+  else if (dtype == DType::Complex128) ops(double{});
+  else return false;
+  return true;
 }
 
 }  // namespace
 
 void binary(BinaryOp op, DType dtype, const void* a, const int64_t* as, const void* b,
             const int64_t* bs, void* out, const int64_t* os, int ndim) {
+  if (op == BinaryOp::Complex || is_complex(dtype)) [[unlikely]] {
+    complex_binary(op, dtype, a, as, b, bs, out, os, ndim);
+    return;
+  }
   JX_DTYPE_SWITCH(dtype, T, dispatch_op<T>(op, a, as, b, bs, out, os, ndim));
 }
 
@@ -261,6 +329,29 @@ void binary_reference(BinaryOp op, DType dtype, const void* a, const int64_t* as
   int64_t total = 1;
   for (int d = 0; d < ndim; ++d) total *= os[d];
   std::vector<int64_t> idx(size_t(ndim), 0);
+  if (op == BinaryOp::Complex || is_complex(dtype)) {
+    // Element by element through the same scalar functions (complex_math.h).
+    const size_t isz = itemsize(dtype);
+    const size_t osz = op == BinaryOp::Complex ? 2 * isz : (op >= BinaryOp::Eq ? 1 : isz);
+    for (int64_t i = 0; i < total; ++i) {
+      int64_t ia = 0, ib = 0, rem = i, sa = 1, sb = 1;
+      for (int d = ndim - 1; d >= 0; --d) {
+        idx[size_t(d)] = rem % os[d];
+        rem /= os[d];
+      }
+      for (int d = ndim - 1; d >= 0; --d) {
+        ia += (as[d] == 1 ? 0 : idx[size_t(d)]) * sa;
+        ib += (bs[d] == 1 ? 0 : idx[size_t(d)]) * sb;
+        sa *= as[d];
+        sb *= bs[d];
+      }
+      int64_t one = 1;
+      complex_binary(op, dtype, static_cast<const char*>(a) + size_t(ia) * isz, &one,
+                     static_cast<const char*>(b) + size_t(ib) * isz, &one,
+                     static_cast<char*>(out) + size_t(i) * osz, &one, 1);
+    }
+    return;
+  }
   JX_DTYPE_SWITCH(dtype, T, {
     if constexpr (std::is_same_v<T, bool>) {
       // bool uses the same element function through a 1-element call per position

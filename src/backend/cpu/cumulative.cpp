@@ -35,6 +35,7 @@ inline C cum_combine(C a, C b) {
 
 template <CumOp op, class T>
 constexpr bool cum_supported() {
+  if constexpr (cx::is_complex_v<T>) return op == CumOp::Sum || op == CumOp::Prod;
   constexpr bool fl = std::is_floating_point_v<T> || red::is_half_v<T>;
   if constexpr (op == CumOp::LogSumExp) return fl;
   if constexpr (op == CumOp::Sum || op == CumOp::Prod) return !std::is_same_v<T, bool>;
@@ -128,6 +129,10 @@ void cumulative_dispatch(CumOp op, const T* x, const red::AxisSplit& s, bool rev
   auto run = [&](auto tag) {
     constexpr CumOp o = decltype(tag)::value;
     if constexpr (!cum_supported<o, T>()) {
+      if constexpr (cx::is_complex_v<T>) {
+        constexpr const char* names[] = {"cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp"};
+        cx::unsupported("cumulative op", names[int(o)], dtype_of<T>());
+      }
       throw InternalError("jx internal error: cumulative kernel called with an unsupported dtype");
     } else if constexpr (ref) {
       cumulative_reference_typed<o, T>(x, s, reverse, out);
@@ -149,7 +154,7 @@ void cumulative_dispatch(CumOp op, const T* x, const red::AxisSplit& s, bool rev
 void cumulative(CumOp op, DType dtype, const void* x, const int64_t* shape, int ndim, int axis,
                 bool reverse, void* out) {
   red::AxisSplit s(shape, ndim, axis);
-  JX_DTYPE_SWITCH(dtype, T,
+  JX_DTYPE_SWITCH_C(dtype, T,
                   cumulative_dispatch<false, T>(op, static_cast<const T*>(x), s, reverse,
                                                 static_cast<T*>(out)));
 }
@@ -157,7 +162,7 @@ void cumulative(CumOp op, DType dtype, const void* x, const int64_t* shape, int 
 void cumulative_reference(CumOp op, DType dtype, const void* x, const int64_t* shape, int ndim,
                           int axis, bool reverse, void* out) {
   red::AxisSplit s(shape, ndim, axis);
-  JX_DTYPE_SWITCH(dtype, T,
+  JX_DTYPE_SWITCH_C(dtype, T,
                   cumulative_dispatch<true, T>(op, static_cast<const T*>(x), s, reverse,
                                                static_cast<T*>(out)));
 }

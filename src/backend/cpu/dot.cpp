@@ -6,15 +6,32 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <climits>
+#include <complex>
 #include <cstring>
 #include <memory>
 #include <type_traits>
 
+#include "backend/cpu/complex_math.h"
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/loops.h"
 #include "jx/error.h"
 #include "support/check.h"
 #include "support/dtype_switch.h"
+
+// BLAS (Fortran ABI, reference BLAS or OpenBLAS through liblapack's dependency): complex
+// products. The trailing size_t arguments are the hidden lengths of the character
+// arguments, as in linalg.cpp.
+extern "C" {
+void cgemm_(const char* transa, const char* transb, const int* m, const int* n, const int* k,
+            const std::complex<float>* alpha, const std::complex<float>* a, const int* lda,
+            const std::complex<float>* b, const int* ldb, const std::complex<float>* beta,
+            std::complex<float>* c, const int* ldc, size_t, size_t);
+void zgemm_(const char* transa, const char* transb, const int* m, const int* n, const int* k,
+            const std::complex<double>* alpha, const std::complex<double>* a, const int* lda,
+            const std::complex<double>* b, const int* ldb, const std::complex<double>* beta,
+            std::complex<double>* c, const int* ldc, size_t, size_t);
+}
 
 namespace jx::cpu {
 namespace {
@@ -273,6 +290,93 @@ void sgemm_batched(const MatView& A, const MatView& B, float* out, int64_t M, in
   }
 }
 
+// Row-major C[M,N] = A B through column-major BLAS: C^T = B^T A^T, so B goes first and each
+// operand's row-major trans flag is its column-major one for the transpose.
+template <class R>
+void blas_gemm(char ta, char tb, int64_t M, int64_t N, int64_t K, const std::complex<R>* a,
+               int64_t lda, const std::complex<R>* b, int64_t ldb, std::complex<R>* c,
+               int64_t ldc) {
+  const int m = int(N), n = int(M), k = int(K), la = int(ldb), lb = int(lda), lc = int(ldc);
+  const std::complex<R> one(1), zero(0);
+  if constexpr (std::is_same_v<R, float>)
+    cgemm_(&tb, &ta, &m, &n, &k, &one, b, &la, a, &lb, &zero, c, &lc, 1, 1);
+  else
+    zgemm_(&tb, &ta, &m, &n, &k, &one, b, &la, a, &lb, &zero, c, &lc, 1, 1);
+}
+
+// Plain loops for sizes past BLAS's 32-bit integers.
+template <class R>
+void complex_gemm_loops(const MatView& a, const MatView& b, std::complex<R>* out, int64_t M,
+                        int64_t N, int64_t K) {
+  using Cx = std::complex<R>;
+  const Cx* ap = static_cast<const Cx*>(a.data);
+  const Cx* bp = static_cast<const Cx*>(b.data);
+  const int64_t rows = a.batch * M;
+  const int nt = num_threads_for(rows * N * K / 16);
+#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t bi = r / M, i = r % M;
+    for (int64_t j = 0; j < N; ++j) {
+      Cx acc(0);
+      for (int64_t p = 0; p < K; ++p)
+        acc += cx::mul(ap[bi * a.s_batch + i * a.s_rows + p * a.s_cols],
+                       bp[bi * b.s_batch + p * b.s_rows + j * b.s_cols]);
+      out[r * N + j] = acc;
+    }
+  }
+}
+
+// complex64/complex128: cgemm/zgemm per batch. Reference BLAS runs on one thread, so large
+// products split their rows across threads (each a smaller GEMM); small batched ones
+// spread the batches.
+template <class R>
+void complex_gemm_batched(const MatView& A, const MatView& B, std::complex<R>* out, int64_t M,
+                          int64_t N, int64_t K) {
+  using Cx = std::complex<R>;
+  MatView a = A, b = B;
+  char ta, tb;
+  int64_t lda, ldb;
+  if (!blas_layout(a.rows, a.cols, a.s_rows, a.s_cols, ta, lda)) {
+    a = contiguous_copy(sizeof(Cx), a);
+    blas_layout(a.rows, a.cols, a.s_rows, a.s_cols, ta, lda);
+  }
+  if (!blas_layout(b.rows, b.cols, b.s_rows, b.s_cols, tb, ldb)) {
+    b = contiguous_copy(sizeof(Cx), b);
+    blas_layout(b.rows, b.cols, b.s_rows, b.s_cols, tb, ldb);
+  }
+  const int64_t big = std::max({M, N, K, lda, ldb});
+  if (big >= INT_MAX) return complex_gemm_loops<R>(a, b, out, M, N, K);
+  const Cx* ap = static_cast<const Cx*>(a.data);
+  const Cx* bp = static_cast<const Cx*>(b.data);
+  const int64_t ldc = std::max<int64_t>(N, 1), work = M * N * K;
+  // Row i of A starts at i * lda ('N') or at i ('T', rows are columns of the stored matrix).
+  auto rows_of = [&](int64_t i, int64_t r0, int64_t r1) {
+    const Cx* a0 = ap + i * a.s_batch + r0 * (ta == 'N' ? lda : 1);
+    blas_gemm<R>(ta, tb, r1 - r0, N, K, a0, lda, bp + i * b.s_batch, ldb, out + i * M * N + r0 * N,
+                 ldc);
+  };
+  if (a.batch > 1 && work < kThreadedGemmWork) {
+    const int nt = num_threads_for(work * a.batch / 16);
+#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
+    for (int64_t i = 0; i < a.batch; ++i) rows_of(i, 0, M);
+    return;
+  }
+  int nt = num_threads_for(work / 16);
+  if (nt > M) nt = int(std::max<int64_t>(M, 1));
+  for (int64_t i = 0; i < a.batch; ++i) {
+    if (nt <= 1) {
+      rows_of(i, 0, M);
+      continue;
+    }
+#pragma omp parallel num_threads(nt)
+    {
+      const int t = omp_get_thread_num(), T_ = omp_get_num_threads();
+      const int64_t r0 = M * t / T_, r1 = M * (t + 1) / T_;
+      if (r1 > r0) rows_of(i, r0, r1);
+    }
+  }
+}
+
 template <class T>
 void blocked_batched(const MatView& a, const MatView& b, T* out, int64_t M, int64_t N,
                      int64_t K) {
@@ -399,6 +503,17 @@ void dot_same_type(DType t, const void* lhs, const int64_t* ls, int ln, const vo
     sgemm_batched(a, b, static_cast<float*>(result), M, N, K);
     return;
   }
+  if (is_complex(t)) {
+    if (K == 0) {
+      std::memset(result, 0, size_t(total) * isz);  // +0 + 0i
+      return;
+    }
+    if (t == DType::Complex64)
+      complex_gemm_batched<float>(a, b, static_cast<std::complex<float>*>(result), M, N, K);
+    else
+      complex_gemm_batched<double>(a, b, static_cast<std::complex<double>*>(result), M, N, K);
+    return;
+  }
   JX_DTYPE_SWITCH(t, T, { blocked_dispatch<T>(a, b, result, M, N, K); });
 }
 
@@ -458,6 +573,14 @@ void reference_loop(const T* L, const T* R, T* O, int64_t on, const std::vector<
         acc = acc || (L[lo + la] && R[ro + rb]);
       }
       O[o] = acc;
+    } else if constexpr (cx::is_complex_v<T>) {
+      std::complex<double> acc(0);
+      for (int64_t c = 0; c < cn; ++c) {
+        int64_t la, rb;
+        offsets(c, cshape, cl, cr, la, rb);
+        acc += cx::mul(std::complex<double>(L[lo + la]), std::complex<double>(R[ro + rb]));
+      }
+      O[o] = T(acc);
     } else if constexpr (std::is_integral_v<T>) {
       uint64_t acc = 0;
       for (int64_t c = 0; c < cn; ++c) {
@@ -550,7 +673,7 @@ void dot_general_reference(DType in, DType out, const void* lhs, const int64_t* 
   }
   int64_t on = 1;
   for (int64_t x : oshape) on *= x;
-  JX_DTYPE_SWITCH(out, T, {
+  JX_DTYPE_SWITCH_C(out, T, {
     reference_loop<T>(reinterpret_cast<const T*>(lc.data()), reinterpret_cast<const T*>(rc.data()),
                       static_cast<T*>(result), on, oshape, ol, orr, cshape, cl, cr);
   });

@@ -6,6 +6,8 @@
 #include <cstring>
 #include <vector>
 
+#include "jx/error.h"
+
 namespace jx::cpu::box {
 
 // A box of `size` (merged, outermost first) read through `stride` (elements).
@@ -107,6 +109,11 @@ inline void scatter_run(S* dst, const S* src, int64_t n, int64_t st) {
   }
 }
 
+// complex128's 16 bytes, as two words (its buffers are only 8-byte aligned).
+struct Bytes16 {
+  uint64_t lo, hi;
+};
+
 // Dispatch on the element size: the kernels only move bytes.
 template <template <class> class F, class... A>
 inline void by_size(size_t itemsize, A&&... a) {
@@ -115,7 +122,8 @@ inline void by_size(size_t itemsize, A&&... a) {
     case 2: return F<uint16_t>::run(a...);
     case 4: return F<uint32_t>::run(a...);
     case 8: return F<uint64_t>::run(a...);
-    default: return;
+    case 16: return F<Bytes16>::run(a...);
+    default: throw InternalError("jx internal error: no copy kernel for this element size");
   }
 }
 

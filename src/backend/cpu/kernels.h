@@ -11,6 +11,7 @@ enum class BinaryOp {
   Add, Sub, Mul, Div, Rem, Pow, Max, Min, Atan2, Nextafter,
   And, Or, Xor, ShiftLeft, ShiftRightArithmetic, ShiftRightLogical,
   Eq, Ne, Lt, Le, Gt, Ge,
+  Complex,  // real, imaginary parts (float32/float64 `dtype`) -> complex64/complex128 out
 };
 
 // out[i] = a[i] op b[i] over `ndim`-d shapes; a and b have dims equal to out's or 1.
@@ -27,6 +28,7 @@ enum class UnaryOp {
   Neg, Sign, Floor, Ceil, Round, RoundEven, IsFinite, Exp, Exp2, Log, Log1p, Expm1, Tanh,
   Logistic, Sin, Cos, Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh, Abs, Sqrt, Rsqrt,
   Cbrt, Square, IntegerPow, Not, PopulationCount, Clz, Lgamma, Digamma, Erf, Erfc, ErfInv, Copy,
+  Real, Imag, Conj,  // complex parts; Real/Imag (and Abs of complex) write the real dtype
 };
 void unary(UnaryOp op, DType dtype, const void* x, void* out, int64_t n, int64_t param = 0);
 void unary_reference(UnaryOp op, DType dtype, const void* x, void* out, int64_t n,

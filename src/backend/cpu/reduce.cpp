@@ -24,6 +24,11 @@ using red::acc_t;
 using red::combine;
 using red::identity;
 
+const char* reduce_name(ReduceOp op) {
+  static const char* const names[] = {"sum", "prod", "max", "min", "and", "or", "xor"};
+  return names[size_t(op)];
+}
+
 // A multi-index over some dims of the input, tracking its element offset.
 struct Walker {
   const std::vector<int64_t>* sizes;
@@ -80,7 +85,7 @@ inline int64_t prod(const std::vector<int64_t>& v) {
 template <ReduceOp op, class T, class C>
 C row_reduce(const T* p, int64_t n) {
   constexpr int W = 16;
-  if constexpr (op == ReduceOp::Sum && std::is_floating_point_v<C>) {
+  if constexpr (op == ReduceOp::Sum && red::is_float_sum_v<C>) {
     if (n > 1024) {  // pairwise: error grows with log(n), not n
       int64_t h = (n / 2 + W - 1) / W * W;
       return C(row_reduce<op, T, C>(p, h) + row_reduce<op, T, C>(p + h, n - h));
@@ -117,7 +122,7 @@ template <ReduceOp op, class T>
 void reduce_inner_reduced(const Plan& pl, const T* x, T* out) {
   using C = acc_t<op, T>;
   const int64_t R = pl.inner, Nout = prod(pl.ksz), Nr = prod(pl.rsz);
-  constexpr bool pairwise = op == ReduceOp::Sum && std::is_floating_point_v<C>;
+  constexpr bool pairwise = op == ReduceOp::Sum && red::is_float_sum_v<C>;
   auto part = [&](int64_t o, int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
     const T* base = x + offset_of(pl.ksz, pl.kst, o) + c0;
     auto seq = [&](int64_t a, int64_t b) {
@@ -170,7 +175,7 @@ template <ReduceOp op, class T>
 void reduce_inner_kept(const Plan& pl, const T* x, T* out) {
   using C = acc_t<op, T>;
   const int64_t K = pl.inner, Nrow = prod(pl.ksz), Nr = prod(pl.rsz);
-  constexpr bool blocked = op == ReduceOp::Sum && std::is_floating_point_v<C>;
+  constexpr bool blocked = op == ReduceOp::Sum && red::is_float_sum_v<C>;
   // Pairwise over the reduced rows for float sums: blocks of 64 rows are summed directly,
   // larger ranges in halves, each level using one scratch row of `blk`.
   int levels = 1;
@@ -247,6 +252,7 @@ void reduce_inner_kept(const Plan& pl, const T* x, T* out) {
 template <ReduceOp op, class T>
 void reduce_typed(const T* x, const int64_t* shape, int ndim, const bool* reduced, T* out) {
   if constexpr (!red::supported<op, T>()) {
+    if constexpr (cx::is_complex_v<T>) cx::unsupported("reduction", reduce_name(op), dtype_of<T>());
     throw InternalError("jx internal error: reduce kernel called with an unsupported dtype");
   } else {
     using C = acc_t<op, T>;
@@ -310,12 +316,15 @@ template <ReduceOp op, class T>
 void reduce_reference_typed(const T* x, const int64_t* shape, int ndim, const bool* reduced,
                             T* out) {
   if constexpr (!red::supported<op, T>()) {
+    if constexpr (cx::is_complex_v<T>) cx::unsupported("reduction", reduce_name(op), dtype_of<T>());
     throw InternalError("jx internal error: reduce kernel called with an unsupported dtype");
   } else {
     // One pass over the input in order; each element goes to its output slot. Float sums
     // accumulate in double so that the oracle is more accurate than the kernel under test.
     using C0 = acc_t<op, T>;
-    using C = std::conditional_t<std::is_floating_point_v<C0> && op == ReduceOp::Sum, double, C0>;
+    using C = std::conditional_t<
+        std::is_floating_point_v<C0> && op == ReduceOp::Sum, double,
+        std::conditional_t<cx::is_complex_v<C0> && op == ReduceOp::Sum, std::complex<double>, C0>>;
     int64_t total = 1, nout = 1;
     for (int d = 0; d < ndim; ++d) {
       total *= shape[d];
@@ -435,6 +444,7 @@ void argreduce_reference_typed(const T* x, const red::AxisSplit& s, I* out) {
 template <bool ref>
 void argreduce_impl(bool is_max, DType dtype, DType index_dtype, const void* x,
                     const int64_t* shape, int ndim, int axis, void* out) {
+  if (is_complex(dtype)) cx::unsupported("reduction", is_max ? "argmax" : "argmin", dtype);
   red::AxisSplit s(shape, ndim, axis);
   if (s.outer * s.inner == 0) return;
   JX_CHECK(s.n > 0, "argreduce over an empty axis");
@@ -461,12 +471,12 @@ void argreduce_impl(bool is_max, DType dtype, DType index_dtype, const void* x,
 
 void reduce(ReduceOp op, DType dtype, const void* x, const int64_t* shape, int ndim,
             const bool* reduced, void* out) {
-  JX_DTYPE_SWITCH(dtype, T, reduce_dispatch<T>(op, x, shape, ndim, reduced, out));
+  JX_DTYPE_SWITCH_C(dtype, T, reduce_dispatch<T>(op, x, shape, ndim, reduced, out));
 }
 
 void reduce_reference(ReduceOp op, DType dtype, const void* x, const int64_t* shape, int ndim,
                       const bool* reduced, void* out) {
-  JX_DTYPE_SWITCH(dtype, T, reduce_reference_dispatch<T>(op, x, shape, ndim, reduced, out));
+  JX_DTYPE_SWITCH_C(dtype, T, reduce_reference_dispatch<T>(op, x, shape, ndim, reduced, out));
 }
 
 void argreduce(bool is_max, DType dtype, DType index_dtype, const void* x, const int64_t* shape,

@@ -6,6 +6,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "backend/cpu/complex_math.h"
 #include "backend/cpu/reduce.h"
 
 namespace jx::cpu::red {
@@ -32,6 +33,10 @@ using acc_t = typename std::conditional_t<
     std::is_integral_v<T> && std::is_signed_v<T> && (op == ReduceOp::Sum || op == ReduceOp::Prod),
     std::make_unsigned<T>, AccType<op, T>>::type;
 
+// Sums that round (float or complex accumulators): these sum pairwise for accuracy.
+template <class C>
+inline constexpr bool is_float_sum_v = std::is_floating_point_v<C> || cx::is_complex_v<C>;
+
 template <class C>
 inline bool isnan_(C x) {
   if constexpr (std::is_floating_point_v<C>) return x != x;
@@ -43,7 +48,8 @@ inline C combine(C a, C b) {
   if constexpr (op == ReduceOp::Sum) {
     return C(a + b);
   } else if constexpr (op == ReduceOp::Prod) {
-    if constexpr (std::is_integral_v<C> && sizeof(C) < 4) return C(uint32_t(a) * uint32_t(b));
+    if constexpr (cx::is_complex_v<C>) return cx::mul(a, b);  // as binary mul (NumPy's)
+    else if constexpr (std::is_integral_v<C> && sizeof(C) < 4) return C(uint32_t(a) * uint32_t(b));
     else return C(a * b);
   } else if constexpr (op == ReduceOp::Max) {
     if constexpr (std::is_same_v<C, bool>) return a || b;
@@ -84,6 +90,7 @@ constexpr C identity() {
 // Which (op, dtype) pairs exist; the ops layer rejects the others before a kernel runs.
 template <ReduceOp op, class T>
 constexpr bool supported() {
+  if constexpr (cx::is_complex_v<T>) return op == ReduceOp::Sum || op == ReduceOp::Prod;
   constexpr bool b = std::is_same_v<T, bool>;
   constexpr bool fl = std::is_floating_point_v<T> || is_half_v<T>;
   if constexpr (op == ReduceOp::Sum || op == ReduceOp::Prod) return !b;

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "backend/cpu/complex_math.h"
 #include "backend/cpu/gather.h"
 #include "backend/cpu/gather_box.h"
 #include "backend/cpu/kernels.h"
@@ -38,8 +39,12 @@ inline T combine(T a, T b) {
   } else {
     const C x = C(a), y = C(b);
     if constexpr (op == ScatterOp::Add) return T(C(x + y));
-    else if constexpr (op == ScatterOp::Mul) return T(C(x * y));
-    else {
+    else if constexpr (op == ScatterOp::Mul) {
+      if constexpr (cx::is_complex_v<C>) return cx::mul(x, y);  // as binary mul
+      else return T(C(x * y));
+    } else if constexpr (cx::is_complex_v<C>) {
+      return a;  // min/max: rejected by check_dtype before any update
+    } else {
       if constexpr (std::is_floating_point_v<C>) {
         if (std::isnan(x) || std::isnan(y)) return T(C(NAN));
       }
@@ -154,11 +159,18 @@ T combine_dyn(ScatterOp op, T a, T b) {
   return a;
 }
 
+// Complex numbers have no order: scatter_min/max on them is a type error.
+void check_dtype(ScatterOp op, DType dtype) {
+  if (is_complex(dtype) && (op == ScatterOp::Min || op == ScatterOp::Max))
+    cx::unsupported("scatter op", op == ScatterOp::Min ? "scatter_min" : "scatter_max", dtype);
+}
+
 }  // namespace
 
 void scatter(ScatterOp op, DType dtype, void* out, const Dims& opshape, const int64_t* indices,
              const Dims& ishape, const void* updates, const Dims& ushape, const ScatterDims& dn,
              bool clip) {
+  check_dtype(op, dtype);
   if (numel(ushape) == 0 || numel(opshape) == 0) return;
   const Geometry geo = geometry(opshape, ishape, ushape, dn);
   const size_t nbd = geo.batch_shape.size();
@@ -184,7 +196,7 @@ void scatter(ScatterOp op, DType dtype, void* out, const Dims& opshape, const in
     copy_strided(isz, updates, ss.data(), tmp.data(), tshape.data(), int(tshape.size()));
     upd = tmp.data();
   }
-  JX_DTYPE_SWITCH(dtype, T,
+  JX_DTYPE_SWITCH_C(dtype, T,
                   scatter_op<T>(op, static_cast<T*>(out), opshape, indices, ishape,
                                 static_cast<const T*>(upd), geo, dn, clip));
 }
@@ -193,6 +205,7 @@ void scatter_reference(ScatterOp op, DType dtype, void* out, const Dims& opshape
                        const int64_t* indices, const Dims& ishape, const void* updates,
                        const Dims& ushape, const ScatterDims& dn, bool clip) {
   // Straight from XLA's definition, one update element at a time in row-major order.
+  check_dtype(op, dtype);
   const Geometry geo = geometry(opshape, ishape, ushape, dn);
   const size_t R = opshape.size();
   const int64_t K = ishape.back();
@@ -200,7 +213,7 @@ void scatter_reference(ScatterOp op, DType dtype, void* out, const Dims& opshape
   const auto is = box::row_major(ishape);
   const int64_t n = numel(ushape);
   std::vector<int64_t> U(ushape.size()), G, S(R);
-  JX_DTYPE_SWITCH(dtype, T, {
+  JX_DTYPE_SWITCH_C(dtype, T, {
     T* o = static_cast<T*>(out);
     const T* u = static_cast<const T*>(updates);
     for (int64_t i = 0; i < n; ++i) {

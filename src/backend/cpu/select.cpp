@@ -5,6 +5,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "backend/cpu/complex_math.h"
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/loops.h"
 #include "support/dtype_switch.h"
@@ -27,6 +28,16 @@ template <class E>
 inline E blend(bool take_b, E a, E b) {
   E mask = E(E(0) - E(take_b));
   return E((b & mask) | (a & E(~mask)));
+}
+
+// complex128's 16 bytes as two words: only 8-byte alignment is guaranteed, which rules
+// out unsigned __int128 (16-aligned loads).
+struct Item16 {
+  uint64_t lo, hi;
+};
+template <>
+inline Item16 blend<Item16>(bool take_b, Item16 a, Item16 b) {
+  return {blend<uint64_t>(take_b, a.lo, b.lo), blend<uint64_t>(take_b, a.hi, b.hi)};
 }
 
 // The predicate's bytes: GCC does not vectorize loads of bool, but does of uint8_t, and a
@@ -184,6 +195,7 @@ void select_n(DType wd, const void* which, const int64_t* ws, size_t itemsize,
     case 2: return select_typed<uint16_t>(wd, which, ws, cases, cs, ncases, out, os, ndim);
     case 4: return select_typed<uint32_t>(wd, which, ws, cases, cs, ncases, out, os, ndim);
     case 8: return select_typed<uint64_t>(wd, which, ws, cases, cs, ncases, out, os, ndim);
+    case 16: return select_typed<Item16>(wd, which, ws, cases, cs, ncases, out, os, ndim);
     default: throw InternalError("jx internal error: select_n with an odd item size");
   }
 }
@@ -207,6 +219,7 @@ void select_n_reference(DType wd, const void* which, const int64_t* ws, size_t i
 
 void clamp(DType dtype, const void* lo, const int64_t* ls, const void* x, const int64_t* xs,
            const void* hi, const int64_t* hs, void* out, const int64_t* os, int ndim) {
+  if (is_complex(dtype)) cx::unsupported("op", "clamp", dtype);  // complex has no order
   if (numel(os, ndim) == 0) return;
   JX_DTYPE_SWITCH(dtype, T,
                   clamp_typed<T>(static_cast<const T*>(lo), ls, static_cast<const T*>(x), xs,
@@ -216,6 +229,7 @@ void clamp(DType dtype, const void* lo, const int64_t* ls, const void* x, const 
 void clamp_reference(DType dtype, const void* lo, const int64_t* ls, const void* x,
                      const int64_t* xs, const void* hi, const int64_t* hs, void* out,
                      const int64_t* os, int ndim) {
+  if (is_complex(dtype)) cx::unsupported("op", "clamp", dtype);
   int64_t total = numel(os, ndim);
   JX_DTYPE_SWITCH(dtype, T, {
     using C = std::conditional_t<std::is_same_v<T, half> || std::is_same_v<T, bhalf>, float, T>;

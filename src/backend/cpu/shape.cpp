@@ -18,6 +18,11 @@ int64_t numel(const int64_t* s, int n) {
   return t;
 }
 
+// complex128's 16 bytes, as two words (its buffers are only 8-byte aligned).
+struct Item16 {
+  uint64_t lo, hi;
+};
+
 // Shape kernels move bits, not values: dispatch on the element size only.
 template <class F>
 void by_size(size_t itemsize, F&& f) {
@@ -26,6 +31,7 @@ void by_size(size_t itemsize, F&& f) {
     case 2: return f(uint16_t{});
     case 4: return f(uint32_t{});
     case 8: return f(uint64_t{});
+    case 16: return f(Item16{});  // complex128
     default: JX_CHECK(false, "unsupported element size ", itemsize);
   }
 }
@@ -409,12 +415,12 @@ void pad_reference(size_t itemsize, const void* src, const int64_t* in_shape, co
 }
 
 void iota(DType dtype, void* dst, const int64_t* shape, int ndim, int dimension) {
-  JX_DTYPE_SWITCH(dtype, T, iota_typed(static_cast<T*>(dst), shape, ndim, dimension));
+  JX_DTYPE_SWITCH_C(dtype, T, iota_typed(static_cast<T*>(dst), shape, ndim, dimension));
 }
 
 void iota_reference(DType dtype, void* dst, const int64_t* shape, int ndim, int dimension) {
   const int64_t total = numel(shape, ndim);
-  JX_DTYPE_SWITCH(dtype, T, {
+  JX_DTYPE_SWITCH_C(dtype, T, {
     T* p = static_cast<T*>(dst);
     for (int64_t f = 0; f < total; ++f) {
       int64_t rem = f, coord = 0;

@@ -6,6 +6,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "backend/cpu/complex_math.h"
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/loops.h"
 #include "backend/cpu/vmath.h"
@@ -294,15 +295,56 @@ void dispatch(UnaryOp op, const void* x, void* out, int64_t n, int64_t p) {
     JX_UN(PopulationCount) JX_UN(Clz) JX_UN(Lgamma) JX_UN(Digamma) JX_UN(Erf) JX_UN(Erfc)
     JX_UN(ErfInv) JX_UN(Copy)
 #undef JX_UN
+    case UnaryOp::Real: case UnaryOp::Imag: case UnaryOp::Conj:
+      break;  // unary() handles them for real dtypes
   }
+}
+
+// Complex operands: one element at a time through complex_math.h (glibc's c* functions do
+// not vectorize); threads split the range as for the real kernels.
+template <UnaryOp op, class R>
+void run_complex(const void* xv, void* ov, int64_t n, int64_t p) {
+  using Cx = std::complex<R>;
+  using O = cx::unary_out_t<op, R>;
+  const Cx* x = static_cast<const Cx*>(xv);
+  O* o = static_cast<O*>(ov);
+  auto range = [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) o[i] = cx::unary<op, R>(x[i], p);
+  };
+  constexpr bool cheap = op == UnaryOp::Neg || op == UnaryOp::Conj || op == UnaryOp::Real ||
+                         op == UnaryOp::Imag || op == UnaryOp::Square ||
+                         op == UnaryOp::IsFinite || op == UnaryOp::Copy;
+  const int nt = num_threads_for(n * (cheap ? 2 : 32));
+  if (nt <= 1) {
+    range(0, n);
+    return;
+  }
+#pragma omp parallel num_threads(nt)
+  {
+    const int t = omp_get_thread_num(), T_ = omp_get_num_threads();
+    range(n * t / T_, n * (t + 1) / T_);
+  }
+}
+
+template <class R>
+void dispatch_complex(UnaryOp op, DType dtype, const void* x, void* out, int64_t n, int64_t p) {
+  if (!cx::unary_supported(op)) cx::unsupported("unary op", cx::unary_name(op), dtype);
+  cx::with_unary_op(op, [&](auto tag) { run_complex<decltype(tag)::value, R>(x, out, n, p); });
 }
 
 }  // namespace
 
 void unary(UnaryOp op, DType dtype, const void* x, void* out, int64_t n, int64_t param) {
   if (n == 0) return;
-  if (op == UnaryOp::Copy) {
+  if (dtype == DType::Complex64) return dispatch_complex<float>(op, dtype, x, out, n, param);
+  if (dtype == DType::Complex128) return dispatch_complex<double>(op, dtype, x, out, n, param);
+  // The real part of a real array is itself and its imaginary part zero (lax.real/imag).
+  if (op == UnaryOp::Copy || op == UnaryOp::Real || op == UnaryOp::Conj) {
     std::memcpy(out, x, size_t(n) * itemsize(dtype));
+    return;
+  }
+  if (op == UnaryOp::Imag) {
+    std::memset(out, 0, size_t(n) * itemsize(dtype));
     return;
   }
   JX_DTYPE_SWITCH(dtype, T, dispatch<T>(op, x, out, n, param));

@@ -5,6 +5,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "backend/cpu/complex_math.h"
 #include "backend/cpu/kernels.h"
 #include "support/dtype_switch.h"
 
@@ -154,6 +155,29 @@ auto ref_one(UnaryOp op, C x, int64_t p) {
 
 void unary_reference(UnaryOp op, DType dtype, const void* x, void* out, int64_t n,
                      int64_t param) {
+  if (is_complex(dtype)) {
+    if (!cx::unary_supported(op)) cx::unsupported("unary op", cx::unary_name(op), dtype);
+    auto run = [&](auto r) {
+      using R = decltype(r);
+      const auto* xs = static_cast<const std::complex<R>*>(x);
+      cx::with_unary_op(op, [&](auto tag) {
+        constexpr UnaryOp o = decltype(tag)::value;
+        auto* os = static_cast<cx::unary_out_t<o, R>*>(out);
+        for (int64_t i = 0; i < n; ++i) os[i] = cx::unary<o, R>(xs[i], param);
+      });
+    };
+    if (dtype == DType::Complex64) run(float{});
+    else run(double{});
+    return;
+  }
+  if (op == UnaryOp::Real || op == UnaryOp::Conj || op == UnaryOp::Imag) {
+    const size_t bytes = itemsize(dtype);
+    for (int64_t i = 0; i < n; ++i)
+      for (size_t b = 0; b < bytes; ++b)
+        static_cast<char*>(out)[size_t(i) * bytes + b] =
+            op == UnaryOp::Imag ? char(0) : static_cast<const char*>(x)[size_t(i) * bytes + b];
+    return;
+  }
   JX_DTYPE_SWITCH(dtype, T, {
     using C = std::conditional_t<std::is_same_v<T, half> || std::is_same_v<T, bhalf>, float, T>;
     const T* xs = static_cast<const T*>(x);
