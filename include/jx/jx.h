@@ -13,6 +13,7 @@
 #include "jx/io.h"
 #include "jx/jit.h"
 #include "jx/lax.h"
+#include "jx/lax/fft.h"
 #include "jx/lax/linalg.h"
 #include "jx/lax/special.h"
 #include "jx/nn.h"

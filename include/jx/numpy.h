@@ -2,6 +2,7 @@
 // clamped out-of-bounds reads). Composed from jx::lax.
 #pragma once
 #include "jx/numpy/creation.h"
+#include "jx/numpy/fft.h"
 #include "jx/numpy/io.h"
 #include "jx/numpy/linalg.h"
 #include "jx/numpy/manipulation.h"

@@ -18,6 +18,7 @@ void register_indexing();
 void register_dot();
 void register_conv();
 void register_linalg();
+void register_fft();
 void register_special();
 void register_windowed();
 void register_random();
@@ -59,6 +60,7 @@ void register_all() {
   register_dot();
   register_conv();
   register_linalg();
+  register_fft();
   register_special();
   register_windowed();
   register_random();

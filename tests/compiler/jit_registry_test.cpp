@@ -14,6 +14,7 @@
 #include "compiler/jit_testing.h"
 #include "ops/common.h"
 #include "jx/control_flow.h"
+#include "jx/lax/fft.h"
 #include "jx/lax/special.h"
 #include "jx/random.h"
 #include "jx/transforms.h"
@@ -82,6 +83,12 @@ std::vector<Op> float_ops(DType t) {
       Op{"complex_parts", Tol::Exact, [](const Arrays& a) {
          Array z = lax::complex(a[0], a[1]);
          return lax::add(lax::real(lax::conj(z)), lax::imag(lax::mul(z, z)));
+       }},
+      Op{"fft", Tol::Exact, [](const Arrays& a) {
+         Array x = a[0].ndim() == 0 ? lax::reshape(a[0], {1}) : a[0];  // fft needs a dim
+         const int64_t n = x.shape(-1);
+         Array spectrum = lax::fft(x, lax::FftType::RFFT, {n});
+         return lax::fft(lax::mul(spectrum, spectrum), lax::FftType::IRFFT, {n});
        }},
   };
   ops.push_back(Op{"convert_other", Tol::Exact, [t](const Arrays& a) {
