@@ -35,6 +35,16 @@ EighResult eigh(const Array& x, bool lower, bool symmetrize_input) {
   return {o[0], o[1]};
 }
 
+EigResult eig(const Array& x, bool compute_left_eigenvectors, bool compute_right_eigenvectors) {
+  ops::Arrays o = bind(Prim::Eig, {&x, 1},
+                       {{"compute_left_eigenvectors", compute_left_eigenvectors},
+                        {"compute_right_eigenvectors", compute_right_eigenvectors}});
+  EigResult r{o[0], Array(), Array()};
+  if (compute_left_eigenvectors) r.vl = o[1];
+  if (compute_right_eigenvectors) r.vr = o[compute_left_eigenvectors ? 2 : 1];
+  return r;
+}
+
 SvdResult svd(const Array& x, bool full_matrices, bool compute_uv) {
   ops::Arrays o =
       bind(Prim::Svd, {&x, 1}, {{"full_matrices", full_matrices}, {"compute_uv", compute_uv}});

@@ -141,6 +141,12 @@ EighResult eigh(const Array& a0, const std::string& UPLO, bool symmetrize_input)
 
 Array eigvalsh(const Array& a, const std::string& UPLO) { return eigh(a, UPLO).eigenvalues; }
 
+EigResult eig(const Array& a) {
+  auto r = ll::eig(matrices("eig", a, true), false, true);
+  return {r.w, r.vr};
+}
+Array eigvals(const Array& a) { return ll::eig(matrices("eigvals", a, true), false, false).w; }
+
 SVDResult svd(const Array& a0, bool full_matrices) {
   auto [u, s, vh] = ll::svd(matrices("svd", a0, false), full_matrices);
   return {back(u, a0), back(s, a0), back(vh, a0)};

@@ -1,11 +1,13 @@
-// Linear algebra (jax.lax.linalg): cholesky, triangular_solve, lu, qr, eigh, svd. Each
+// Linear algebra (jax.lax.linalg): cholesky, triangular_solve, lu, qr, eigh, svd, eig. Each
 // works on stacks of matrices (leading dims are batch dims) in float32/float64 and runs
 // on LAPACK (backend/cpu/linalg). The jvp rules are JAX's (jax/_src/lax/linalg.py);
 // triangular_solve is the only one linear in an operand (b), so the only one transposed.
 #include <algorithm>
+#include <complex>
 #include <limits>
 
 #include "backend/cpu/linalg.h"
+#include "jx/lax/linalg.h"
 #include "ops/ad_rules.h"
 #include "ops/batching.h"
 #include "ops/common.h"
@@ -85,6 +87,16 @@ Avals qr_abstract_eval(std::span<const Aval> in, const Params& p) {
 Avals eigh_abstract_eval(std::span<const Aval> in, const Params&) {
   Matrices x = matrices("eigh", in[0], true);
   return {{in[0].shape, in[0].dtype}, {with(x.batch, {x.n}), in[0].dtype}};
+}
+
+// eig: eigenvalues, then the left and/or right eigenvectors asked for, all complex.
+Avals eig_abstract_eval(std::span<const Aval> in, const Params& p) {
+  Matrices x = matrices("eig", in[0], true);
+  const DType c = complex_dtype(in[0].dtype);
+  Avals out{{with(x.batch, {x.n}), c}};
+  if (p.b("compute_left_eigenvectors")) out.push_back({in[0].shape, c});
+  if (p.b("compute_right_eigenvectors")) out.push_back({in[0].shape, c});
+  return out;
 }
 
 Avals svd_abstract_eval(std::span<const Aval> in, const Params& p) {
@@ -168,6 +180,17 @@ void eigh_impl(std::span<const Array> in, std::span<Array> out, const Params& p)
     using T = decltype(t);
     cl::eigh(in_ptr<T>(in[0]), x.batch.numel(), x.n, p.b("lower"), p.b("symmetrize_input"),
              out_ptr<T>(out[1]), out_ptr<T>(out[0]));
+  });
+}
+
+void eig_impl(std::span<const Array> in, std::span<Array> out, const Params& p) {
+  Matrices x = dims_of(in[0]);
+  const bool left = p.b("compute_left_eigenvectors"), right = p.b("compute_right_eigenvectors");
+  by_dtype(in[0], [&](auto t) {
+    using T = decltype(t);
+    using C = std::complex<T>;
+    cl::eig(in_ptr<T>(in[0]), x.batch.numel(), x.n, left, right, out_ptr<C>(out[0]),
+            left ? out_ptr<C>(out[1]) : nullptr, right ? out_ptr<C>(out[left ? 2 : 1]) : nullptr);
   });
 }
 
@@ -432,6 +455,28 @@ Arrays svd_jvp(std::span<const Array> x, std::span<const Array> out, std::span<c
   return {ds, dU, mT(dV)};
 }
 
+// JAX differentiates eig's eigenvalues only (eigenvectors raise). For a diagonalizable x
+// with right eigenvectors v_k and left ones u_k, dw_k = u_k^H dx v_k / (u_k^H v_k): the
+// diagonal of V^-1 dx V (JAX's formula), with V^-1's rows u_k^H / (u_k^H v_k), so no
+// complex solve is needed. Infinite at a defective (non-diagonalizable) x, as in JAX.
+Arrays eig_jvp(std::span<const Array> x, std::span<const Array>, std::span<const Array> t,
+               const Params& p) {
+  if (ad_rules::is_zero(t[0])) return Arrays(1 + p.b("compute_left_eigenvectors") +
+                                             p.b("compute_right_eigenvectors"));
+  if (p.b("compute_left_eigenvectors") || p.b("compute_right_eigenvectors"))
+    throw ValueError("[eig] the derivatives of eigenvectors are not implemented (as in JAX), only "
+                     "of eigenvalues: call eig(x, false, false) (jnp::linalg::eigvals) under "
+                     "grad, or use eigh for a symmetric matrix");
+  const Array& dx = t[0];
+  auto [w, vl, vr] = lax::linalg::eig(x[0], true, true);
+  const DType c = w.dtype();
+  Array uh = lax::conj(vl);  // u_k^H as column k, conjugated
+  const int64_t rows = x[0].ndim() - 2;  // reduce over the row index i
+  Array num = lax::reduce_sum(lax::mul(uh, mm(lax::convert_element_type(dx, c), vr)), {rows});
+  Array den = lax::reduce_sum(lax::mul(uh, vr), {rows});
+  return {lax::div(num, den)};
+}
+
 // ---- batching: the primitives take leading batch dims, so the batch dim goes first ----
 using batching::BatchResult;
 
@@ -466,6 +511,8 @@ void register_linalg() {
   reg<Prim::Qr>(qr_abstract_eval, qr_impl, qr_jvp);
   reg<Prim::Eigh>(eigh_abstract_eval, eigh_impl, eigh_jvp);
   reg<Prim::Svd>(svd_abstract_eval, svd_impl, svd_jvp);
+  reg<Prim::Eig>(eig_abstract_eval, eig_impl, eig_jvp);
+  mutable_info(Prim::Eig).complex = true;  // complex results (its input stays real)
 }
 
 }  // namespace jx::ops

@@ -43,6 +43,16 @@ struct EighResult {
 };
 EighResult eigh(const Array& x, bool lower = true, bool symmetrize_input = true);
 
+// The general eigenproblem of real matrices (LAPACK geev): eigenvalues w [..., n] and, when
+// asked, left eigenvectors vl (u^H x = w u^H) and right ones vr (x v = w v) [..., n, n] in
+// columns, all complex64 (float32 input) or complex128; each eigenvector has unit norm and
+// its largest component real. No derivative (docs/linalg.md).
+struct EigResult {
+  Array w, vl, vr;  // vl / vr invalid unless computed
+};
+EigResult eig(const Array& x, bool compute_left_eigenvectors = true,
+              bool compute_right_eigenvectors = true);
+
 // x = u diag(s) vh with descending singular values. full_matrices: u [..., m, m] and vh
 // [..., n, n], otherwise [..., m, k] and [..., k, n]. With compute_uv = false only s is
 // computed (u and vh are left invalid).

@@ -93,6 +93,13 @@ struct EighResult {
 // symmetrize_input (JAX's default) uses (a + a^T) / 2; otherwise the UPLO triangle ("L"/"U").
 EighResult eigh(const Array& a, const std::string& UPLO = "L", bool symmetrize_input = true);
 Array eigvalsh(const Array& a, const std::string& UPLO = "L");
+struct EigResult {
+  Array eigenvalues, eigenvectors;  // complex; right eigenvectors in columns
+};
+// A general (non-symmetric) real matrix: complex eigenvalues and right eigenvectors, in
+// LAPACK's order (as NumPy's). No derivative.
+EigResult eig(const Array& a);
+Array eigvals(const Array& a);
 struct SVDResult {
   Array U, S, Vh;  // descending singular values
 };

@@ -1,6 +1,7 @@
 #include "backend/cpu/linalg.h"
 
 #include <algorithm>
+#include <complex>
 #include <cstddef>
 #include <limits>
 #include <numeric>
@@ -40,6 +41,12 @@ void sgesdd_(const char* jobz, const int* m, const int* n, float* a, const int* 
 void dgesdd_(const char* jobz, const int* m, const int* n, double* a, const int* lda, double* s,
              double* u, const int* ldu, double* vt, const int* ldvt, double* work,
              const int* lwork, int* iwork, int* info, size_t);
+void sgeev_(const char* jobvl, const char* jobvr, const int* n, float* a, const int* lda, float* wr,
+            float* wi, float* vl, const int* ldvl, float* vr, const int* ldvr, float* work,
+            const int* lwork, int* info, size_t, size_t);
+void dgeev_(const char* jobvl, const char* jobvr, const int* n, double* a, const int* lda,
+            double* wr, double* wi, double* vl, const int* ldvl, double* vr, const int* ldvr,
+            double* work, const int* lwork, int* info, size_t, size_t);
 }
 
 namespace jx::cpu::linalg {
@@ -73,6 +80,13 @@ void gesdd(char jobz, int m, int n, float* a, float* s, float* u, int ldu, float
 }
 void gesdd(char jobz, int m, int n, double* a, double* s, double* u, int ldu, double* vt, int ldvt, double* w, int lw, int* iw, int* info) {
   dgesdd_(&jobz, &m, &n, a, &m, s, u, &ldu, vt, &ldvt, w, &lw, iw, info, 1);
+}
+
+void geev(char jl, char jr, int n, float* a, float* wr, float* wi, float* vl, float* vr, float* w, int lw, int* info) {
+  sgeev_(&jl, &jr, &n, a, &n, wr, wi, vl, &n, vr, &n, w, &lw, info, 1, 1);
+}
+void geev(char jl, char jr, int n, double* a, double* wr, double* wi, double* vl, double* vr, double* w, int lw, int* info) {
+  dgeev_(&jl, &jr, &n, a, &n, wr, wi, vl, &n, vr, &n, w, &lw, info, 1, 1);
 }
 
 template <class T>
@@ -270,6 +284,56 @@ void svd(const T* a, int64_t count, int64_t m, int64_t n, bool full, T* s, T* u,
   }
 }
 
+// geev's real eigenvectors come packed: for a conjugate pair (wi[k] > 0), columns k and k+1
+// hold the real and imaginary parts of the first vector; the second is its conjugate.
+namespace {
+template <class T>
+void unpack_eigenvectors(const T* m, const T* wi, int64_t n, std::complex<T>* out) {
+  for (int64_t k = 0; k < n; ++k) {
+    if (wi[k] == 0 || k + 1 == n) {
+      for (int64_t i = 0; i < n; ++i) out[i * n + k] = std::complex<T>(m[i + k * n], 0);
+      continue;
+    }
+    for (int64_t i = 0; i < n; ++i) {
+      const T re = m[i + k * n], im = m[i + (k + 1) * n];
+      out[i * n + k] = std::complex<T>(re, im);
+      out[i * n + k + 1] = std::complex<T>(re, -im);
+    }
+    ++k;
+  }
+}
+}  // namespace
+
+template <class T>
+void eig(const T* a, int64_t count, int64_t n, bool left, bool right, std::complex<T>* w,
+         std::complex<T>* vl, std::complex<T>* vr) {
+  if (n == 0) return;
+  const size_t nn = size_t(n * n);
+  const size_t nv = static_cast<size_t>(n);
+  std::vector<T> col(nn), wr(nv), wi(nv), l(left ? nn : 1), r(right ? nn : 1);
+  const char jl = left ? 'V' : 'N', jr = right ? 'V' : 'N';
+  T query = 0;
+  int info = 0;
+  geev(jl, jr, int(n), col.data(), wr.data(), wi.data(), l.data(), r.data(), &query, -1, &info);
+  std::vector<T> work(size_t(work_size(query)));
+  const std::complex<T> nan(kNaN<T>, kNaN<T>);
+  for (int64_t b = 0; b < count; ++b) {
+    transpose(a + b * n * n, n, n, col.data());  // row-major to column-major
+    geev(jl, jr, int(n), col.data(), wr.data(), wi.data(), l.data(), r.data(), work.data(),
+         int(work.size()), &info);
+    std::complex<T>* wb = w + b * n;
+    if (info != 0) {  // no convergence: NaNs, as the other decompositions
+      std::fill(wb, wb + n, nan);
+      if (left) std::fill(vl + b * n * n, vl + (b + 1) * n * n, nan);
+      if (right) std::fill(vr + b * n * n, vr + (b + 1) * n * n, nan);
+      continue;
+    }
+    for (int64_t k = 0; k < n; ++k) wb[k] = std::complex<T>(wr[size_t(k)], wi[size_t(k)]);
+    if (left) unpack_eigenvectors(l.data(), wi.data(), n, vl + b * n * n);
+    if (right) unpack_eigenvectors(r.data(), wi.data(), n, vr + b * n * n);
+  }
+}
+
 #define JX_LINALG_INSTANTIATE(T)                                                              \
   template void cholesky<T>(const T*, T*, int64_t, int64_t, bool);                            \
   template void triangular_solve<T>(const T*, T*, int64_t, int64_t, int64_t, bool, bool, bool, \
@@ -277,6 +341,8 @@ void svd(const T* a, int64_t count, int64_t m, int64_t n, bool full, T* s, T* u,
   template void lu<T>(T*, int64_t, int64_t, int64_t, int32_t*, int32_t*);                     \
   template void qr<T>(const T*, int64_t, int64_t, int64_t, bool, T*, T*);                     \
   template void eigh<T>(const T*, int64_t, int64_t, bool, bool, T*, T*);                      \
+  template void eig<T>(const T*, int64_t, int64_t, bool, bool, std::complex<T>*,              \
+                       std::complex<T>*, std::complex<T>*);                                   \
   template void svd<T>(const T*, int64_t, int64_t, int64_t, bool, T*, T*, T*);
 JX_LINALG_INSTANTIATE(float)
 JX_LINALG_INSTANTIATE(double)

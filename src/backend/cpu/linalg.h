@@ -7,6 +7,7 @@
 // column-major transpose. T is float or double. LAPACK's 32-bit integers bound each
 // dimension below 2^31 (the caller checks).
 #pragma once
+#include <complex>
 #include <cstdint>
 
 namespace jx::cpu::linalg {
@@ -39,6 +40,13 @@ void qr(const T* a, int64_t count, int64_t m, int64_t n, bool full, T* q, T* r);
 // columns of v (count x n x n). A failed decomposition gives NaNs.
 template <class T>
 void eigh(const T* a, int64_t count, int64_t n, bool lower, bool symmetrize, T* w, T* v);
+// General eigenproblem (geev): eigenvalues w [count, n] and, when asked, left and right
+// eigenvectors [count, n, n] in columns (row-major), each of unit norm with its largest
+// component real, as LAPACK returns them. u^H a = w u^H for the left ones, a v = w v for the
+// right ones.
+template <class T>
+void eig(const T* a, int64_t count, int64_t n, bool left, bool right, std::complex<T>* w,
+         std::complex<T>* vl, std::complex<T>* vr);
 
 // a = u diag(s) vt with s descending, k = min(m, n) values. full: u is m x m and vt n x n,
 // otherwise m x k and k x n. u and vt are null for values only. A failed decomposition
