@@ -76,6 +76,7 @@ struct Case {
 };
 const std::vector<Case> kCases = {
     {{}, {1}}, {{}, {5}}, {{}, {8}}, {{3}, {12}}, {{2}, {4, 6}}, {{}, {3, 5}}, {{2}, {2, 3, 4}}, {{}, {7, 1, 2}},
+    {{2}, {64, 96}},  // complex 2-D transforms this large run as two batched 1-D passes
 };
 
 Shape full_shape(const Case& c) {
