@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <complex>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -226,6 +227,30 @@ std::vector<Case> all_cases() {
                     return Arrays{gx, gs, gb};
                   },
                   {normal(11, s), normal(12, c), normal(13, c), normal(14, s)}});
+  }
+  // Complex elementwise chains (generated code since 2026-12-02; before, library calls).
+  for (const jx::Shape& s : {jx::Shape{1 << 20}, jx::Shape{256, 1024}}) {
+    auto cnormal = [&](int seed) { return lax::complex(normal(seed, s), normal(seed + 1, s)); };
+    const std::complex<float> i(0, 1);
+    cs.push_back({jx::str("complex arith c64", dims_str(s)),
+                  [i](const Arrays& a) { return Arrays{a[0] * a[1] + jnp::conj(a[0]) * 0.5f - i}; },
+                  {cnormal(20), cnormal(22)}});
+    cs.push_back({jx::str("complex exp chain c64", dims_str(s)),
+                  [i](const Arrays& a) {
+                    return Arrays{jnp::abs(jnp::exp(a[0] * a[1]) + jnp::conj(a[0]) / (a[1] + i))};
+                  },
+                  {cnormal(20), cnormal(22)}});
+    cs.push_back({jx::str("power spectrum rows c64", dims_str(s)),
+                  [](const Arrays& a) { return Arrays{jnp::sum(jnp::square(jnp::abs(a[0])), -1)}; },
+                  {cnormal(24)}});
+    cs.push_back({jx::str("grad |z w + 1|^2 c64", dims_str(s)),
+                  [](const Arrays& a) {
+                    auto loss = [](const Array& z, const Array& w) {
+                      return jnp::sum(jnp::square(jnp::abs(z * w + 1.0f)));
+                    };
+                    return Arrays{jx::grad(loss)(a[0], a[1])};
+                  },
+                  {cnormal(20), cnormal(22)}});
   }
   cs.push_back({"resnet step [64,14,14,16] 4x(conv+bn+relu)", resnet_step, resnet_inputs()});
   return cs;

@@ -42,6 +42,10 @@ std::string ctype(DType t);
 // A 0-d literal as a C++ expression of its dtype's C type.
 std::string literal(const Array& a);
 bool is_reduce(Prim p);
+// Whether a kernel step reads, computes or writes a complex value.
+bool step_has_complex(const ir::Jaxpr& j, const FusedStep& st);
+// `code` without its `#pragma omp simd` lines (for kernels with complex values; codegen.cpp).
+std::string without_omp_simd(const std::string& code);
 // Elementwise primitives that call libm (tens of cycles per element): worth keeping in a
 // row buffer rather than recomputing in a later phase.
 bool is_costly(Prim p);

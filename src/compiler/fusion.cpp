@@ -54,6 +54,8 @@ Role role_of(const ir::Jaxpr& j, const ir::Eqn& e) {
   if (is_fusible_reduce(e.prim)) {
     const std::vector<int64_t>& axes = e.params.ints("axes");
     if (axes.empty()) return Role::Library;
+    // Generated reductions accumulate real lanes; a complex sum or product is the kernel's.
+    if (is_complex(out.dtype)) return Role::Library;
     // Generated code has two loop forms: reduced dims innermost (row kernels) and the
     // innermost dim kept (column kernels). A reduction over the innermost dim and an outer
     // one with a kept dim between them ([N, C, K] over (0, 2)) fits neither and would read
@@ -616,11 +618,8 @@ bool FusedStep::has_reduction() const {
   return std::find(reduced.begin(), reduced.end(), true) != reduced.end();
 }
 
-// Half types and complex run as library calls under jit: generated code has no arithmetic
-// for them yet (docs/complex.md).
-bool codegen_dtype(DType t) {
-  return t != DType::Float16 && t != DType::BFloat16 && !is_complex(t);
-}
+// Half types run as library calls under jit: generated code has no arithmetic for them.
+bool codegen_dtype(DType t) { return t != DType::Float16 && t != DType::BFloat16; }
 
 FusionPlan fuse(const ir::Jaxpr& j, const FusionOptions& opts) { return Fuser(j, opts).run(); }
 

@@ -240,6 +240,16 @@ std::string binary_emit(std::span<const std::string> args, std::span<const Aval>
     return str("((", T, ")((uint64_t)", a, " ", op, " (uint64_t)", b, "))");
   };
   auto bitwise = [&](const char* op) { return str("((", T, ")(", a, " ", op, " ", b, "))"); };
+  if (is_complex(t)) {  // the complex kernels' forms (backend/cpu/complex_scalar.h)
+    if constexpr (P == Prim::Add) return infix("+");
+    else if constexpr (P == Prim::Sub) return infix("-");
+    else if constexpr (P == Prim::Mul) return helper("jx_cx::mul");
+    else if constexpr (P == Prim::Div) return helper("jx_cx::div");
+    else if constexpr (P == Prim::Pow) return helper("jx_cx::pow");
+    else if constexpr (P == Prim::Eq) return infix("==");
+    else if constexpr (P == Prim::Ne) return infix("!=");
+    else return "";  // not defined on complex (abstract eval rejects it first)
+  }
   if constexpr (P == Prim::Add) return arith("+");
   else if constexpr (P == Prim::Sub) return arith("-");
   else if constexpr (P == Prim::Mul) return arith("*");
@@ -262,7 +272,7 @@ std::string binary_emit(std::span<const std::string> args, std::span<const Aval>
   else if constexpr (P == Prim::Le) return infix("<=");
   else if constexpr (P == Prim::Gt) return infix(">");
   else if constexpr (P == Prim::Ge) return infix(">=");
-  else if constexpr (P == Prim::Complex) return "";  // no complex type in generated code
+  else if constexpr (P == Prim::Complex) return str(c_type(complex_dtype(t)), "(", a, ", ", b, ")");
   else static_assert(P == Prim::Add, "no emit form for this primitive");
 }
 

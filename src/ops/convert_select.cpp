@@ -247,6 +247,18 @@ std::string convert_emit(std::span<const std::string> args, std::span<const Aval
   const DType to = p.dtype("new_dtype");
   if (!emit::expressible(in, to)) return "";
   if (in[0].dtype == to) return emit::paren(args[0]);
+  // Complex as the kernel's convert_one: to bool is "either part nonzero", to another real
+  // type through the real part; a real number gets a zero imaginary part.
+  if (is_complex(in[0].dtype)) {
+    const std::string x = emit::paren(args[0]);
+    if (is_complex(to)) return str("((", c_type(to), ")", x, ")");
+    if (to == DType::Bool) return str("(", x, ".real() != 0 || ", x, ".imag() != 0)");
+    return str("jx_convert<", c_type(to), ">(", x, ".real())");
+  }
+  if (is_complex(to)) {
+    const std::string r = c_type(real_dtype(to));
+    return str(c_type(to), "((", r, ")(", args[0], "), (", r, ")0)");
+  }
   // A bool becomes a number through a select: GCC 12 does not vectorize a loop converting a
   // bool ("type conversion to/from bit-precision unsupported"), and softmax cross-entropy's
   // gradient through max (convert(x == max)) kept a whole row phase, exp included, scalar.

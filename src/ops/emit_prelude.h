@@ -10,6 +10,9 @@
 // the generator pastes at the top of every generated file. The helpers reproduce the
 // eager kernels (src/backend/cpu/*.cpp) bit for bit: integer division by zero, shift
 // counts out of range, NaN-propagating max/min, saturating float-to-int conversion.
+// Complex values are std::complex<float|double>; their expressions call the functions of
+// src/backend/cpu/complex_scalar.h in namespace jx_cx (jx_cx::mul, jx_cx::div, ...), which
+// the generator pastes, with <complex>, into programs that have complex values.
 #pragma once
 #include <span>
 #include <string>
@@ -20,8 +23,8 @@
 
 namespace jx::ops {
 
-// The C type of one element of `t` in generated code; nullptr for float16/bfloat16 and
-// complex, which generated code does not handle.
+// The C type of one element of `t` in generated code; nullptr for float16/bfloat16, which
+// generated code does not handle.
 inline const char* c_type(DType t) {
   switch (t) {
     case DType::Bool: return "bool";
@@ -35,10 +38,10 @@ inline const char* c_type(DType t) {
     case DType::UInt64: return "uint64_t";
     case DType::Float32: return "float";
     case DType::Float64: return "double";
+    case DType::Complex64: return "std::complex<float>";
+    case DType::Complex128: return "std::complex<double>";
     case DType::Float16:
-    case DType::BFloat16:
-    case DType::Complex64:
-    case DType::Complex128: return nullptr;
+    case DType::BFloat16: return nullptr;
   }
   return nullptr;
 }

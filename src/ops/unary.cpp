@@ -334,6 +334,33 @@ const char* libm_name(Prim p) {
   }
 }
 
+// Complex operands: the expressions of the complex kernels (backend/cpu/complex_math.h's
+// cx::unary), through the same scalar functions (jx_cx::, complex_scalar.h).
+template <Prim P>
+std::string complex_unary_emit(const std::string& x, DType t, const Params& params) {
+  const std::string C = c_type(t);
+  if constexpr (P == Prim::Neg) return str("(-", x, ")");
+  else if constexpr (P == Prim::Sign) return str("jx_cx::sign", x);
+  else if constexpr (P == Prim::IsFinite)
+    return str("((bool)(std::isfinite(", x, ".real()) && std::isfinite(", x, ".imag())))");
+  else if constexpr (P == Prim::Log1p) return str("jx_cx::log1p", x);
+  else if constexpr (P == Prim::Expm1) return str("jx_cx::expm1", x);
+  else if constexpr (P == Prim::Abs) return str("std::hypot(", x, ".real(), ", x, ".imag())");
+  else if constexpr (P == Prim::Rsqrt) return str("jx_cx::div(", C, "(1, 0), std::sqrt", x, ")");
+  else if constexpr (P == Prim::Square) return str("jx_cx::mul(", x, ", ", x, ")");
+  else if constexpr (P == Prim::IntegerPow) return str("jx_cx::integer_pow(", x, ", ", params.i("y"), "LL)");
+  else if constexpr (P == Prim::Real) return str(x, ".real()");
+  else if constexpr (P == Prim::Imag) return str(x, ".imag()");
+  else if constexpr (P == Prim::Conj) return str("std::conj", x);
+  else if constexpr (P == Prim::Copy) return x;
+  else if constexpr (P == Prim::Exp || P == Prim::Log || P == Prim::Tanh || P == Prim::Sin ||
+                     P == Prim::Cos || P == Prim::Tan || P == Prim::Asin || P == Prim::Acos ||
+                     P == Prim::Atan || P == Prim::Sinh || P == Prim::Cosh || P == Prim::Asinh ||
+                     P == Prim::Acosh || P == Prim::Atanh || P == Prim::Sqrt)
+    return str(libm_name(P), x);  // <complex>'s overloads: glibc's cexp, clog, ...
+  else return "";  // not defined on complex (abstract eval rejects it first)
+}
+
 template <Prim P>
 std::string unary_emit(std::span<const std::string> args, std::span<const Aval> in,
                        const Params& params) {
@@ -341,6 +368,7 @@ std::string unary_emit(std::span<const std::string> args, std::span<const Aval> 
   if (!emit::expressible(in, P == Prim::IsFinite ? DType::Bool : t)) return "";
   const std::string T = c_type(t);
   const std::string x = emit::paren(args[0]);
+  if (is_complex(t)) return complex_unary_emit<P>(x, t, params);
   const bool fl = is_floating(t);
   auto helper = [&](const char* fn) { return emit::call(fn, args); };
   if constexpr (P == Prim::Neg) {
@@ -375,7 +403,7 @@ std::string unary_emit(std::span<const std::string> args, std::span<const Aval> 
     return x;
   } else if constexpr (P == Prim::Lgamma || P == Prim::Digamma || P == Prim::ErfInv ||
                        P == Prim::Real || P == Prim::Imag || P == Prim::Conj) {
-    return "";  // complex parts: generated code has no complex type (fusion.cpp)
+    return "";  // jx's own approximations; the complex parts have real operands only there
   } else {
     const char* fn = libm_name(P);
     JX_CHECK(fn, "no emit form for ", name(P));
