@@ -1,4 +1,4 @@
-// jx::scipy: jax.scipy.special and jax.scipy.stats, in part (docs/scipy.md).
+// jx::scipy: jax.scipy.special, jax.scipy.stats and jax.scipy.linalg, in part (docs/scipy.md).
 // Every function is composed from jx::numpy / jx::lax / jx::nn, so grad, jit and vmap go
 // through it; the formulas, custom derivatives and edge values are JAX's
 // (jax/_src/scipy/special.py, jax/_src/ops/special.py, jax/_src/scipy/stats/*.py).
@@ -17,6 +17,7 @@
 #pragma once
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <utility>
 
 #include "jx/array.h"
@@ -218,5 +219,12 @@ Array cdf(const Array& x, const Array& loc = 0.0, const Array& scale = 1.0);
 }  // namespace logistic
 
 }  // namespace stats
+
+namespace linalg {
+// jax.scipy.linalg.schur: a = z t z^H. output "real" keeps a real matrix real (t
+// quasi-triangular); "complex" converts it to complex first (t triangular). On
+// lax::linalg::schur, so no derivative.
+std::pair<Array, Array> schur(const Array& a, const std::string& output = "real");
+}  // namespace linalg
 
 }  // namespace jx::scipy

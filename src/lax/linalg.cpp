@@ -14,10 +14,13 @@ Array cholesky(const Array& x, bool symmetrize_input) {
   return bind1(Prim::Cholesky, {x}, {{"symmetrize_input", symmetrize_input}});
 }
 
+// As JAX's wrapper, conjugate_a is dropped for real a, so the primitive's params say what
+// it computes.
 Array triangular_solve(const Array& a, const Array& b, const TriangularSolveOptions& o) {
+  const bool conj = o.conjugate_a && is_complex(a.dtype());
   return bind1(Prim::TriangularSolve, {a, b},
                {{"left_side", o.left_side}, {"lower", o.lower}, {"transpose_a", o.transpose_a},
-                {"conjugate_a", o.conjugate_a}, {"unit_diagonal", o.unit_diagonal}});
+                {"conjugate_a", conj}, {"unit_diagonal", o.unit_diagonal}});
 }
 
 LuResult lu(const Array& x) {
@@ -50,6 +53,11 @@ SvdResult svd(const Array& x, bool full_matrices, bool compute_uv) {
       bind(Prim::Svd, {&x, 1}, {{"full_matrices", full_matrices}, {"compute_uv", compute_uv}});
   if (!compute_uv) return {Array(), o[0], Array()};
   return {o[1], o[0], o[2]};
+}
+
+SchurResult schur(const Array& x, bool compute_schur_vectors) {
+  ops::Arrays o = bind(Prim::Schur, {&x, 1}, {{"compute_schur_vectors", compute_schur_vectors}});
+  return {o[0], compute_schur_vectors ? o[1] : Array()};
 }
 
 }  // namespace jx::lax::linalg

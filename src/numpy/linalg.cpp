@@ -126,11 +126,15 @@ Array vdot(const Array& a, const Array& b, std::optional<DType> pref) {
   if (a.size() != b.size())
     throw ShapeError(str("[vdot] operands must have the same number of elements, got ", t_str(a),
                          " and ", t_str(b)));
-  return dot(lax::reshape(a, Shape{a.size()}), lax::reshape(b, Shape{b.size()}), pref);
+  // As jnp.vdot, a complex a is conjugated.
+  Array av = lax::reshape(a, Shape{a.size()});
+  if (is_complex(av.dtype())) av = lax::conj(av);
+  return dot(av, lax::reshape(b, Shape{b.size()}), pref);
 }
 
 Array vecdot(const Array& a0, const Array& b0, int64_t axis, std::optional<DType> pref) {
   auto [a, b] = promote2(a0, b0);
+  if (is_complex(a.dtype())) a = lax::conj(a);  // the conjugate dot product, as jnp.vecdot
   const int64_t ax = ops::canonical_axis("vecdot", axis, a.ndim());
   const int64_t bx = ops::canonical_axis("vecdot", axis, b.ndim());
   if (a.shape()[size_t(ax)] != b.shape()[size_t(bx)])

@@ -19,10 +19,11 @@ namespace {
 
 std::string t_str(const Array& a) { return type_str(a.dtype(), a.shape()); }
 
-// LAPACK computes in float32 or float64: integers and bools promote to float32 (jnp's
-// inexact promotion), float16 and bfloat16 compute in float32 and return in their type.
+// LAPACK computes in float32, float64, complex64 or complex128: integers and bools promote
+// to float32 (jnp's inexact promotion), float16 and bfloat16 compute in float32 and return
+// in their type.
 DType result_dtype(DType t) { return is_inexact(t) ? t : DType::Float32; }
-DType compute_dtype(DType t) { return t == DType::Float64 ? t : DType::Float32; }
+DType compute_dtype(DType t) { return t == DType::Float64 || is_complex(t) ? t : DType::Float32; }
 
 int64_t rows(const Array& a) { return a.shape()[size_t(a.ndim() - 2)]; }
 int64_t cols(const Array& a) { return a.shape()[size_t(a.ndim() - 1)]; }
@@ -39,7 +40,13 @@ Array matrices(const char* op, const Array& a, bool square) {
 }
 
 Array back(const Array& x, const Array& like) { return x.astype(result_dtype(like.dtype())); }
+// For the real results of complex input (eigenvalues, singular values, log|det|).
+Array back_real(const Array& x, const Array& like) {
+  return x.astype(real_dtype(result_dtype(like.dtype())));
+}
 Array mT(const Array& a) { return swapaxes(a, -1, -2); }
+// The conjugate transpose (the transpose for real a).
+Array mH(const Array& a) { return is_complex(a.dtype()) ? conj(mT(a)) : mT(a); }
 Array diag(const Array& a) { return diagonal(a, 0, -2, -1); }
 double eps_of(DType t) { return finfo(t).eps; }
 
@@ -58,25 +65,33 @@ Array swap_count(const Array& pivots) {
 // x = a^-1 b for a stack of LU factors (JAX's lu_solve): permute b's rows, then the two
 // triangular solves. b: [..., n, k] with a's batch dims.
 Array lu_solve(const Array& lu, const Array& permutation, const Array& b) {
-  Array rows_of_b = take_along_axis(b, broadcast_to(expand_dims(permutation, -1), b.shape()), -2);
+  // The permutation is in bounds, so clip equals jnp's default fill here, without the
+  // bounds test per row.
+  Array rows_of_b = take_along_axis(b, broadcast_to(expand_dims(permutation, -1), b.shape()), -2,
+                                    TakeMode::clip);
   Array y = ll::triangular_solve(lu, rows_of_b, {.left_side = true, .lower = true, .unit_diagonal = true});
   return ll::triangular_solve(lu, y, {.left_side = true, .lower = false});
 }
 
 }  // namespace
 
+// For complex a, the sign is the phase prod(d / |d|) times the pivots' sign, and
+// logabsdet is real, as JAX's.
 SlogdetResult slogdet(const Array& a0) {
   Array a = matrices("slogdet", a0, true);
   auto [lu, pivots, perm] = ll::lu(a);
   Array d = diag(lu);
   Array is_zero = any(d == 0, -1);
-  Array parity = swap_count(pivots) + count_nonzero(d < 0, -1);
+  const bool cplx = is_complex(a.dtype());
+  Array parity = cplx ? swap_count(pivots) : swap_count(pivots) + count_nonzero(d < 0, -1);
   Array one = ones({}, a.dtype());
   Array sign = where(parity % 2 == 0, one, -one);
+  if (cplx) sign = sign * prod(d / abs(d).astype(a.dtype()), -1);
   sign = where(is_zero, zeros({}, a.dtype()), sign);
-  Array logdet = where(is_zero, full({}, Array(-std::numeric_limits<double>::infinity()), a.dtype()),
+  const DType rt = real_dtype(a.dtype());
+  Array logdet = where(is_zero, full({}, Array(-std::numeric_limits<double>::infinity()), rt),
                        sum(log(abs(d)), -1));
-  return {back(sign, a0), back(logdet, a0)};
+  return {back(sign, a0), back_real(logdet, a0)};
 }
 
 // The product of U's diagonal with the pivots' sign: exact zeros for singular matrices
@@ -116,9 +131,10 @@ Array inv(const Array& a0) {
   return back(lu_solve(lu, perm, broadcast_to(eye(n, std::nullopt, 0, a.dtype()), a.shape())), a0);
 }
 
+// upper: U = L^H, as jnp.
 Array cholesky(const Array& a0, bool upper) {
   Array l = ll::cholesky(matrices("cholesky", a0, true));
-  return back(upper ? mT(l) : l, a0);
+  return back(upper ? mH(l) : l, a0);
 }
 
 QRResult qr(const Array& a0, const std::string& mode) {
@@ -136,7 +152,7 @@ EighResult eigh(const Array& a0, const std::string& UPLO, bool symmetrize_input)
   if (UPLO != "L" && UPLO != "U")
     throw ValueError(str("[linalg.eigh] UPLO must be \"L\" or \"U\", got \"", UPLO, "\""));
   auto [v, w] = ll::eigh(matrices("eigh", a0, true), UPLO == "L", symmetrize_input);
-  return {back(w, a0), back(v, a0)};
+  return {back_real(w, a0), back(v, a0)};
 }
 
 Array eigvalsh(const Array& a, const std::string& UPLO) { return eigh(a, UPLO).eigenvalues; }
@@ -149,23 +165,23 @@ Array eigvals(const Array& a) { return ll::eig(matrices("eigvals", a, true), fal
 
 SVDResult svd(const Array& a0, bool full_matrices) {
   auto [u, s, vh] = ll::svd(matrices("svd", a0, false), full_matrices);
-  return {back(u, a0), back(s, a0), back(vh, a0)};
+  return {back(u, a0), back_real(s, a0), back(vh, a0)};
 }
 
 Array svdvals(const Array& a0) {
-  return back(ll::svd(matrices("svdvals", a0, false), false, false).s, a0);
+  return back_real(ll::svd(matrices("svdvals", a0, false), false, false).s, a0);
 }
 
-// As JAX: singular values at or below rtol * the largest count as zero.
+// As JAX: singular values at or below rtol * the largest count as zero. a+ = V S^-1 U^H.
 Array pinv(const Array& a0, std::optional<double> rtol) {
   Array a = matrices("pinv", a0, false);
   const int64_t m = rows(a), n = cols(a);
   if (std::min(m, n) == 0) return back(zeros(with(batch_of(a), {n, m}), a.dtype()), a0);
   const double rt = rtol ? *rtol : 10.0 * double(std::max(m, n)) * eps_of(result_dtype(a0.dtype()));
   auto [u, s, vh] = ll::svd(a, false);
-  Array cutoff = full({}, Array(rt), a.dtype()) * lax::slice_in_dim(s, 0, 1, 1, s.ndim() - 1);
-  Array s_safe = where(s > cutoff, s, full({}, Array(std::numeric_limits<double>::infinity()), a.dtype()));
-  return back(matmul(mT(vh), mT(u) / expand_dims(s_safe, -1)), a0);
+  Array cutoff = full({}, Array(rt), s.dtype()) * lax::slice_in_dim(s, 0, 1, 1, s.ndim() - 1);
+  Array s_safe = where(s > cutoff, s, full({}, Array(std::numeric_limits<double>::infinity()), s.dtype()));
+  return back(matmul(mH(vh), mH(u) / expand_dims(s_safe, -1).astype(a.dtype())), a0);
 }
 
 LstsqResult lstsq(const Array& a0, const Array& b0, std::optional<double> rcond) {
@@ -184,20 +200,22 @@ LstsqResult lstsq(const Array& a0, const Array& b0, std::optional<double> rcond)
   const DType rt = result_dtype(ab[0].dtype());
   const double rc = rcond ? (*rcond < 0 ? eps_of(rt) : *rcond) : eps_of(rt) * double(std::max(m, n));
   auto [u, s, vt] = ll::svd(a, false);
+  const DType st = s.dtype();
   Array x = zeros({n, b.shape()[1]}, a.dtype());
   Array rank = zeros({}, DType::Int32);
   if (k > 0) {
-    Array mask = s >= full({}, Array(rc), a.dtype()) * lax::slice_in_dim(s, 0, 1);
+    Array mask = s >= full({}, Array(rc), st) * lax::slice_in_dim(s, 0, 1);
     ReduceOptions o;
     o.dtype = DType::Int32;
     rank = sum(mask, none, o);
-    Array s_inv = where(mask, ones({}, a.dtype()) / where(mask, s, ones({}, a.dtype())), zeros({}, a.dtype()));
-    x = matmul(mT(vt), expand_dims(s_inv, -1) * matmul(mT(u), b));
+    Array s_inv = where(mask, ones({}, st) / where(mask, s, ones({}, st)), zeros({}, st));
+    x = matmul(mH(vt), expand_dims(s_inv, -1).astype(a.dtype()) * matmul(mH(u), b));
   }
   Array r = b - matmul(a, x);
-  Array resid = sum(r * r, 0);  // JAX always returns the residuals (zeros when exact)
+  // JAX always returns the residuals (zeros when exact), |r|^2 summed: real.
+  Array resid = is_complex(r.dtype()) ? sum(real(r * conj(r)), 0) : sum(r * r, 0);
   if (vec) x = reshape(x, {n});
-  return {back(x, ab[0]), back(resid, ab[0]), rank, back(s, ab[0])};
+  return {back(x, ab[0]), back_real(resid, ab[0]), rank, back_real(s, ab[0])};
 }
 
 Array matrix_power(const Array& a, int64_t n) {
@@ -230,11 +248,14 @@ Array matrix_rank(const Array& a, std::optional<double> rtol) {
   return sum(s > tol, -1, o);
 }
 
+// Complex x: |x|^2 as real(x conj(x)), abs elsewhere, and a real result, as jnp.
 Array norm(const Array& x0, const NormOrd& ord, Axes axis, bool keepdims) {
   Array x = detail::promote_inexact({x0})[0];
   const int64_t nd = x.ndim();
+  const DType rt = real_dtype(x.dtype());
+  const Array x2 = is_complex(x.dtype()) ? real(x * conj(x)) : x * x;
   if (!axis.axes) {
-    if (!ord.p && ord.name.empty()) return sqrt(sum(x * x, none, keepdims));
+    if (!ord.p && ord.name.empty()) return sqrt(sum(x2, none, keepdims));
     std::vector<int64_t> all;
     for (int64_t i = 0; i < nd; ++i) all.push_back(i);
     axis = Axes(all);
@@ -248,21 +269,21 @@ Array norm(const Array& x0, const NormOrd& ord, Axes axis, bool keepdims) {
       throw ValueError(str("[linalg.norm] invalid order \"", ord.name, "\" for a vector norm"));
     const double p = ord.p.value_or(2.0);
     Axes a1(ax[0]);
-    if (p == 2) return sqrt(sum(x * x, a1, keepdims));
+    if (p == 2) return sqrt(sum(x2, a1, keepdims));
     if (p == inf) {
       ReduceOptions o = keep;
-      o.initial = zeros({}, x.dtype());
+      o.initial = zeros({}, rt);
       return max(abs(x), a1, o);
     }
     if (p == -inf) return min(abs(x), a1, keepdims);
     if (p == 0) {
       ReduceOptions o = keep;
-      o.dtype = x.dtype();
+      o.dtype = rt;
       return sum(x != 0, a1, o);
     }
     if (p == 1) return sum(abs(x), a1, keepdims);
-    Array pa = scalar(p, x.dtype());
-    Array pinv_ = scalar(1.0 / p, x.dtype());
+    Array pa = scalar(p, rt);
+    Array pinv_ = scalar(1.0 / p, rt);
     return power(sum(power(abs(x), pa), a1, keepdims), pinv_);
   }
   if (ax.size() != 2)
@@ -271,11 +292,11 @@ Array norm(const Array& x0, const NormOrd& ord, Axes axis, bool keepdims) {
   int64_t row = ax[0], col = ax[1];
   const std::string& nm = ord.name;
   if ((!ord.p && nm.empty()) || nm == "fro" || nm == "f")
-    return sqrt(sum(x * x, Axes(std::vector<int64_t>{row, col}), keepdims));
+    return sqrt(sum(x2, Axes(std::vector<int64_t>{row, col}), keepdims));
   if (!nm.empty() && nm != "nuc")
     throw ValueError(str("[linalg.norm] invalid order \"", nm, "\" for a matrix norm"));
   ReduceOptions init0 = keep;
-  init0.initial = zeros({}, x.dtype());
+  init0.initial = zeros({}, rt);
   if (ord.p && (*ord.p == 1 || *ord.p == -1)) {
     if (!keepdims && col > row) col -= 1;
     Array s = sum(abs(x), row, keepdims);

@@ -174,13 +174,15 @@ Array reciprocal(const Array& x) { return lax::integer_pow(inexact1(x), -1); }
 Array maximum(const Array& x, const Array& y) { return binary("maximum", lax::max, x, y); }
 Array minimum(const Array& x, const Array& y) { return binary("minimum", lax::min, x, y); }
 
+// JAX's where(greater(x1, x2) | isnan(x2), x1, x2): jnp's comparison, so complex operands
+// order lexicographically, and isnan is true for a NaN in either part.
 Array fmax(const Array& x, const Array& y) {
   auto v = broadcast_ranks(detail::promote({x, y}));
-  return lax::select(lax::bitwise_or(lax::gt(v[0], v[1]), isnan(v[1])), v[0], v[1]);
+  return lax::select(lax::bitwise_or(greater(v[0], v[1]), isnan(v[1])), v[0], v[1]);
 }
 Array fmin(const Array& x, const Array& y) {
   auto v = broadcast_ranks(detail::promote({x, y}));
-  return lax::select(lax::bitwise_or(lax::lt(v[0], v[1]), isnan(v[1])), v[0], v[1]);
+  return lax::select(lax::bitwise_or(less(v[0], v[1]), isnan(v[1])), v[0], v[1]);
 }
 
 Array heaviside(const Array& x1, const Array& x2) {
@@ -365,6 +367,11 @@ Array round(const Array& x, int decimals) {
 Array around(const Array& x, int decimals) { return round(x, decimals); }
 
 Array clip(const Array& x, const std::optional<Array>& min, const std::optional<Array>& max) {
+  // JAX's clip rejects complex values although maximum/minimum order them.
+  if (is_complex(x.dtype()) || (min && is_complex(min->dtype())) || (max && is_complex(max->dtype())))
+    throw ValueError("[clip] received a complex value either through the input or the min/max "
+                     "arguments. Complex values have no ordering and cannot be clipped; clip "
+                     "jnp::real(x) or jnp::imag(x) instead");
   Array r = x;
   if (min) r = maximum(*min, r);
   if (max) r = minimum(*max, r);
@@ -407,10 +414,26 @@ Array nan_to_num(const Array& x, double nan, std::optional<double> posinf,
 // ---- comparison ----
 Array equal(const Array& x, const Array& y) { return binary("equal", lax::eq, x, y); }
 Array not_equal(const Array& x, const Array& y) { return binary("not_equal", lax::ne, x, y); }
-Array less(const Array& x, const Array& y) { return binary("less", lax::lt, x, y); }
-Array less_equal(const Array& x, const Array& y) { return binary("less_equal", lax::le, x, y); }
-Array greater(const Array& x, const Array& y) { return binary("greater", lax::gt, x, y); }
-Array greater_equal(const Array& x, const Array& y) { return binary("greater_equal", lax::ge, x, y); }
+namespace {
+// jnp's _complex_comparison (jax/_src/numpy/ufuncs.py): lax's ordered comparisons take real
+// operands only, so complex ones compare the real parts, or the imaginary parts where the
+// real parts are equal. A NaN real part compares false; a NaN imaginary part only matters
+// where the real parts are equal (NumPy's comparison is false whenever either part is NaN).
+Array complex_comparison(detail::LaxBinary op, const Array& x, const Array& y) {
+  if (!is_complex(x.dtype())) return op(x, y);
+  Array xr = lax::real(x), yr = lax::real(y);
+  return lax::select(lax::eq(xr, yr), op(lax::imag(x), lax::imag(y)), op(xr, yr));
+}
+Array lt_(const Array& x, const Array& y) { return complex_comparison(lax::lt, x, y); }
+Array le_(const Array& x, const Array& y) { return complex_comparison(lax::le, x, y); }
+Array gt_(const Array& x, const Array& y) { return complex_comparison(lax::gt, x, y); }
+Array ge_(const Array& x, const Array& y) { return complex_comparison(lax::ge, x, y); }
+}  // namespace
+
+Array less(const Array& x, const Array& y) { return binary("less", lt_, x, y); }
+Array less_equal(const Array& x, const Array& y) { return binary("less_equal", le_, x, y); }
+Array greater(const Array& x, const Array& y) { return binary("greater", gt_, x, y); }
+Array greater_equal(const Array& x, const Array& y) { return binary("greater_equal", ge_, x, y); }
 
 Array isclose(const Array& a_, const Array& b_, double rtol, double atol, bool equal_nan) {
   detail::broadcast_shapes("isclose", {a_.shape(), b_.shape()});  // names isclose, not sub

@@ -60,8 +60,8 @@ DType upcast_f16(DType t) {
 
 Array constant(double v, DType t) { return numpy::scalar(v, t); }
 
-Array nan_mask(const Array& x) {
-  if (!is_floating(x.dtype())) return numpy::zeros(x.shape(), DType::Bool);
+Array nan_mask(const Array& x) {  // complex: a NaN in either part
+  if (!is_inexact(x.dtype())) return numpy::zeros(x.shape(), DType::Bool);
   return lax::ne(x, x);
 }
 
@@ -89,13 +89,13 @@ Array identity_of(Kind k, DType t) {
     case Kind::Prod: return constant(1, t);
     case Kind::All: return constant(1, t);
     case Kind::Any: return constant(0, t);
-    case Kind::Max:
+    case Kind::Max:  // complex: -inf + 0j, as JAX's
       if (t == DType::Bool) return constant(0, t);
-      if (is_floating(t)) return constant(-std::numeric_limits<double>::infinity(), t);
+      if (is_inexact(t)) return constant(-std::numeric_limits<double>::infinity(), t);
       return constant(double(iinfo(t).min), t);
     case Kind::Min:
       if (t == DType::Bool) return constant(1, t);
-      if (is_floating(t)) return constant(std::numeric_limits<double>::infinity(), t);
+      if (is_inexact(t)) return constant(std::numeric_limits<double>::infinity(), t);
       return constant(double(iinfo(t).max), t);
   }
   return Array();

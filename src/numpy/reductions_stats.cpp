@@ -47,12 +47,14 @@ Array nanprod(const Array& a, Axes axis, const ReduceOptions& o) {
 }
 Array nanprod(const Array& a, Axes axis, bool keepdims) { return nanprod(a, axis, kd(keepdims)); }
 
+// Complex values with a NaN part are skipped too (replaced by -inf + 0j), as JAX's
+// _nan_reduction does for every inexact dtype.
 Array nanmax(const Array& a, Axes axis, bool keepdims) {
-  if (!is_floating(a.dtype())) return max(a, axis, keepdims);
+  if (!is_inexact(a.dtype())) return max(a, axis, keepdims);
   return nan_if_all_nan(a, axis, keepdims, max(fill_nans("nanmax", a, -kInf), axis, keepdims));
 }
 Array nanmin(const Array& a, Axes axis, bool keepdims) {
-  if (!is_floating(a.dtype())) return min(a, axis, keepdims);
+  if (!is_inexact(a.dtype())) return min(a, axis, keepdims);
   return nan_if_all_nan(a, axis, keepdims, min(fill_nans("nanmin", a, kInf), axis, keepdims));
 }
 

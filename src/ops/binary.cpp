@@ -246,6 +246,8 @@ std::string binary_emit(std::span<const std::string> args, std::span<const Aval>
     else if constexpr (P == Prim::Mul) return helper("jx_cx::mul");
     else if constexpr (P == Prim::Div) return helper("jx_cx::div");
     else if constexpr (P == Prim::Pow) return helper("jx_cx::pow");
+    else if constexpr (P == Prim::Max) return helper("jx_cx::lex_max");
+    else if constexpr (P == Prim::Min) return helper("jx_cx::lex_min");
     else if constexpr (P == Prim::Eq) return infix("==");
     else if constexpr (P == Prim::Ne) return infix("!=");
     else return "";  // not defined on complex (abstract eval rejects it first)

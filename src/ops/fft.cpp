@@ -148,7 +148,6 @@ void register_fft() {
   pi.jvp = fft_jvp;
   pi.transpose = fft_transpose;
   pi.batch = fft_batch;
-  pi.complex = true;
 }
 
 }  // namespace jx::ops

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <complex>
 #include <cstring>
 #include <limits>
 #include <omp.h>
@@ -91,9 +92,15 @@ lax::GatherScatterMode mode_from_param(const std::string& s) {
 
 namespace {
 template <class T>
+constexpr bool is_complex_v = false;
+template <class R>
+constexpr bool is_complex_v<std::complex<R>> = true;
+
+template <class T>
 void default_fill_typed(void* out) {
   T v;
   if constexpr (std::is_same_v<T, bool>) v = true;
+  else if constexpr (is_complex_v<T>) v = T(std::numeric_limits<typename T::value_type>::quiet_NaN(), 0);
   else if constexpr (std::is_same_v<T, half> || std::is_same_v<T, bhalf>) v = T(NAN);
   else if constexpr (std::is_floating_point_v<T>) v = std::numeric_limits<T>::quiet_NaN();
   else if constexpr (std::is_signed_v<T>) v = std::numeric_limits<T>::min();
@@ -105,6 +112,7 @@ template <class T>
 void fill_typed(double f, void* out) {
   T v;
   if constexpr (std::is_same_v<T, bool>) v = f != 0;
+  else if constexpr (is_complex_v<T>) v = T(typename T::value_type(f), 0);
   else if constexpr (std::is_same_v<T, half> || std::is_same_v<T, bhalf>) v = T(float(f));
   else if constexpr (std::is_floating_point_v<T>) v = T(f);
   else {
@@ -117,12 +125,12 @@ void fill_typed(double f, void* out) {
 }
 }  // namespace
 
-void default_fill_bytes(DType t, void* out) { JX_DTYPE_SWITCH(t, T, default_fill_typed<T>(out)); }
+void default_fill_bytes(DType t, void* out) { JX_DTYPE_SWITCH_C(t, T, default_fill_typed<T>(out)); }
 
 namespace {
 
 // A user-given fill value converted to the operand's dtype (ints saturate; NaN -> 0).
-void fill_bytes(DType t, double f, void* out) { JX_DTYPE_SWITCH(t, T, fill_typed<T>(f, out)); }
+void fill_bytes(DType t, double f, void* out) { JX_DTYPE_SWITCH_C(t, T, fill_typed<T>(f, out)); }
 
 std::vector<int64_t> to_int64(const Array& a) {
   const auto& im = detail::impl_of(a);
@@ -385,17 +393,17 @@ void gather_impl(std::span<const Array> in, std::span<Array> out, const Params& 
   if (os.numel() == 0) return;
   const auto& dn = p.obj<GatherDnumsParam>("dimension_numbers").d;
   const bool fill = mode_from_param(p.s("mode")) == lax::GatherScatterMode::fill_or_drop;
-  uint64_t fv = 0;
+  alignas(16) unsigned char fv[16] = {};  // one element of any dtype, complex128 included
   if (fill) {
     const ParamValue* pv = raw_param(p, "fill_value");
-    if (auto* f = pv ? std::get_if<double>(pv) : nullptr) fill_bytes(x.dtype, *f, &fv);
-    else default_fill_bytes(x.dtype, &fv);
+    if (auto* f = pv ? std::get_if<double>(pv) : nullptr) fill_bytes(x.dtype, *f, fv);
+    else default_fill_bytes(x.dtype, fv);
   }
   auto ind = to_int64(in[1]);
   cpu::GatherDims g{dn.offset_dims, dn.collapsed_slice_dims, dn.start_index_map,
                     dn.operand_batching_dims, dn.start_indices_batching_dims};
   cpu::gather(itemsize(x.dtype), x.buffer->data(), dims(x.shape), ind.data(), dims(idx.shape), g,
-              p.ints("slice_sizes"), fill, &fv, detail::raw_data(out[0]), dims(os));
+              p.ints("slice_sizes"), fill, fv, detail::raw_data(out[0]), dims(os));
 }
 
 // ---- scatter family ----

@@ -1,7 +1,9 @@
 // Linear algebra (jax.lax.linalg): cholesky, triangular_solve, lu, qr, eigh, svd, eig. Each
-// works on stacks of matrices (leading dims are batch dims) in float32/float64 and runs
-// on LAPACK (backend/cpu/linalg). The jvp rules are JAX's (jax/_src/lax/linalg.py);
-// triangular_solve is the only one linear in an operand (b), so the only one transposed.
+// works on stacks of matrices (leading dims are batch dims) and runs on LAPACK
+// (backend/cpu/linalg): float32/float64 and complex64/complex128.
+// The jvp rules are JAX's (jax/_src/lax/linalg.py), with its conjugate transposes for
+// complex; triangular_solve is the only one linear in an operand (b), so the only one
+// transposed.
 #include <algorithm>
 #include <complex>
 #include <limits>
@@ -32,9 +34,11 @@ Shape with(const Shape& batch, std::initializer_list<int64_t> tail) {
 }
 
 Matrices matrices(const char* op, const Aval& a, bool square) {
-  if (a.dtype != DType::Float32 && a.dtype != DType::Float64)
-    throw DTypeError(str("[", op, "] supports float32 and float64 (LAPACK's real types), got ",
-                         aval_str(a), "; convert with astype(float32) or astype(float64)"));
+  const bool real = a.dtype == DType::Float32 || a.dtype == DType::Float64;
+  const bool cplx = a.dtype == DType::Complex64 || a.dtype == DType::Complex128;
+  if (!real && !cplx)
+    throw DTypeError(str("[", op, "] supports float32, float64, complex64 and complex128 (LAPACK's types)",
+                         ", got ", aval_str(a), "; convert with astype(float32) or astype(float64)"));
   if (a.shape.size() < 2)
     throw ShapeError(str("[", op, "] needs a stack of matrices (rank >= 2), got ", aval_str(a)));
   Matrices r;
@@ -86,7 +90,7 @@ Avals qr_abstract_eval(std::span<const Aval> in, const Params& p) {
 
 Avals eigh_abstract_eval(std::span<const Aval> in, const Params&) {
   Matrices x = matrices("eigh", in[0], true);
-  return {{in[0].shape, in[0].dtype}, {with(x.batch, {x.n}), in[0].dtype}};
+  return {{in[0].shape, in[0].dtype}, {with(x.batch, {x.n}), real_dtype(in[0].dtype)}};
 }
 
 // eig: eigenvalues, then the left and/or right eigenvectors asked for, all complex.
@@ -103,7 +107,7 @@ Avals svd_abstract_eval(std::span<const Aval> in, const Params& p) {
   Matrices x = matrices("svd", in[0], false);
   const DType t = in[0].dtype;
   const int64_t k = std::min(x.m, x.n);
-  Avals out{{with(x.batch, {k}), t}};
+  Avals out{{with(x.batch, {k}), real_dtype(t)}};
   if (p.b("compute_uv")) {
     const bool full = p.b("full_matrices");
     out.push_back({with(x.batch, {x.m, full ? x.m : k}), t});
@@ -133,8 +137,12 @@ Matrices dims_of(const Array& a) {
 
 template <class F>
 void by_dtype(const Array& a, F&& f) {
-  if (a.dtype() == DType::Float32) f(float{});
-  else f(double{});
+  switch (a.dtype()) {
+    case DType::Float32: return f(float{});
+    case DType::Float64: return f(double{});
+    case DType::Complex64: return f(std::complex<float>{});
+    default: return f(std::complex<double>{});
+  }
 }
 
 void cholesky_impl(std::span<const Array> in, std::span<Array> out, const Params& p) {
@@ -151,7 +159,8 @@ void triangular_solve_impl(std::span<const Array> in, std::span<Array> out, cons
     using T = decltype(t);
     std::copy_n(in_ptr<T>(in[1]), in[1].size(), out_ptr<T>(out[0]));
     cl::triangular_solve(in_ptr<T>(in[0]), out_ptr<T>(out[0]), b.batch.numel(), b.m, b.n,
-                         p.b("left_side"), p.b("lower"), p.b("transpose_a"), p.b("unit_diagonal"));
+                         p.b("left_side"), p.b("lower"), p.b("transpose_a"), p.b("conjugate_a"),
+                         p.b("unit_diagonal"));
   });
 }
 
@@ -179,7 +188,7 @@ void eigh_impl(std::span<const Array> in, std::span<Array> out, const Params& p)
   by_dtype(in[0], [&](auto t) {
     using T = decltype(t);
     cl::eigh(in_ptr<T>(in[0]), x.batch.numel(), x.n, p.b("lower"), p.b("symmetrize_input"),
-             out_ptr<T>(out[1]), out_ptr<T>(out[0]));
+             out_ptr<cl::Real<T>>(out[1]), out_ptr<T>(out[0]));
   });
 }
 
@@ -188,7 +197,7 @@ void eig_impl(std::span<const Array> in, std::span<Array> out, const Params& p) 
   const bool left = p.b("compute_left_eigenvectors"), right = p.b("compute_right_eigenvectors");
   by_dtype(in[0], [&](auto t) {
     using T = decltype(t);
-    using C = std::complex<T>;
+    using C = std::complex<cl::Real<T>>;
     cl::eig(in_ptr<T>(in[0]), x.batch.numel(), x.n, left, right, out_ptr<C>(out[0]),
             left ? out_ptr<C>(out[1]) : nullptr, right ? out_ptr<C>(out[left ? 2 : 1]) : nullptr);
   });
@@ -199,7 +208,8 @@ void svd_impl(std::span<const Array> in, std::span<Array> out, const Params& p) 
   const bool uv = p.b("compute_uv");
   by_dtype(in[0], [&](auto t) {
     using T = decltype(t);
-    cl::svd(in_ptr<T>(in[0]), x.batch.numel(), x.m, x.n, p.b("full_matrices"), out_ptr<T>(out[0]),
+    cl::svd(in_ptr<T>(in[0]), x.batch.numel(), x.m, x.n, p.b("full_matrices"),
+            out_ptr<cl::Real<T>>(out[0]),
             uv ? out_ptr<T>(out[1]) : nullptr, uv ? out_ptr<T>(out[2]) : nullptr);
   });
 }
@@ -269,38 +279,56 @@ Array as_col(const Array& v) {
 }
 Array cst(double v, const Array& like) { return ad_rules::constant(v, like); }
 
+// The complex forms of the rules (JAX's _H where the real ones transpose). Each helper is
+// the identity, or the plain transpose, on real arrays, so real results stay as they were.
+bool cplx(const Array& x) { return is_complex(x.dtype()); }
+Array mH(const Array& x) { return cplx(x) ? lax::conj(mT(x)) : mT(x); }
+Array re(const Array& x) { return cplx(x) ? lax::real(x) : x; }
+Array as(const Array& x, DType t) {
+  return x.dtype() == t ? x : lax::convert_element_type(x, t, false);
+}
+
 struct SolveOpts {
-  bool left = false, lower = false, transpose = false, unit = false;
+  bool left = false, lower = false, transpose = false, conj = false, unit = false;
 };
 Params solve_params(SolveOpts o) {
   return {{"left_side", o.left}, {"lower", o.lower}, {"transpose_a", o.transpose},
-          {"conjugate_a", false}, {"unit_diagonal", o.unit}};
+          {"conjugate_a", o.conj}, {"unit_diagonal", o.unit}};
+}
+SolveOpts solve_opts(const Params& p) {
+  return {p.b("left_side"), p.b("lower"), p.b("transpose_a"), p.b("conjugate_a"), p.b("unit_diagonal")};
 }
 Array tsolve(const Array& a, const Array& b, SolveOpts o) {
+  o.conj = o.conj && cplx(a);  // as JAX's wrapper: no conjugate_a on real matrices
   return bind1(Prim::TriangularSolve, {a, b}, solve_params(o));
 }
 
 // ---- autodiff ----
 using ad_rules::is_zero;
 
-// The tangent of the symmetric matrix cholesky and eigh factor: (dA + dA^T) / 2 when they
+// The tangent of the Hermitian matrix cholesky and eigh factor: (dA + dA^H) / 2 when they
 // symmetrize their input (JAX symmetrizes in the wrapper, with the same effect; jx does it
 // in the kernel's copy, which saves a pass and a parallel region before LAPACK's own
-// threads), else the triangle they read, mirrored. (JAX takes dA as it comes there, which
-// agrees whenever dA is symmetric.)
+// threads), else the triangle they read, mirrored (conjugated), with the diagonal's real
+// part, the only part LAPACK reads of it. (JAX takes dA as it comes there, which agrees
+// whenever dA is Hermitian.)
 Array tangent_input(const Array& t, const Params& p, bool lower) {
-  if (p.b("symmetrize_input")) return lax::mul(lax::add(t, mT(t)), cst(0.5, t));
-  return lower ? lax::add(tril(t), mT(tril(t, -1))) : lax::add(triu(t), mT(triu(t, 1)));
+  if (p.b("symmetrize_input")) return lax::mul(lax::add(t, mH(t)), cst(0.5, t));
+  if (!cplx(t))
+    return lower ? lax::add(tril(t), mT(tril(t, -1))) : lax::add(triu(t), mT(triu(t, 1)));
+  Array off = lower ? tril(t, -1) : triu(t, 1);
+  Array diag = lax::mul(as(lax::real(t), t.dtype()), eye_like(t, dims_of(t).n));
+  return lax::add(lax::add(off, mH(off)), diag);
 }
 
 // Murray, "Differentiation of the Cholesky decomposition" (arXiv:1602.07527), as JAX:
-// dL = L phi(L^-1 dA L^-T), phi taking the lower triangle with the diagonal halved.
+// dL = L phi(L^-1 dA L^-H), phi taking the lower triangle with the diagonal halved.
 Arrays cholesky_jvp(std::span<const Array>, std::span<const Array> out, std::span<const Array> t,
                     const Params& p) {
   if (is_zero(t[0])) return {Array()};
   const Array& L = out[0];
   Array dA = tangent_input(t[0], p, true);
-  Array tmp = tsolve(L, dA, {.left = false, .lower = true, .transpose = true});
+  Array tmp = tsolve(L, dA, {.left = false, .lower = true, .transpose = true, .conj = true});
   Array inner = tsolve(L, tmp, {.left = true, .lower = true});
   const int64_t n = dims_of(L).n;
   Array phi = lax::mul(inner, matrix_const(n, n, L.dtype(), L.ndim(), [](int64_t i, int64_t j) {
@@ -314,13 +342,14 @@ Arrays cholesky_jvp(std::span<const Array>, std::span<const Array> out, std::spa
 Arrays triangular_solve_jvp(std::span<const Array> x, std::span<const Array> out,
                             std::span<const Array> t, const Params& p) {
   const Array &a = x[0], &ans = out[0];
-  const SolveOpts o{p.b("left_side"), p.b("lower"), p.b("transpose_a"), p.b("unit_diagonal")};
+  const SolveOpts o = solve_opts(p);
   Array result;
   if (!is_zero(t[1])) result = tsolve(a, t[1], o);
   if (!is_zero(t[0])) {
     const int64_t k = o.unit ? 1 : 0;
     Array ga = lax::neg(o.lower ? tril(t[0], -k) : triu(t[0], k));
     if (o.transpose) ga = mT(ga);
+    if (o.conj && cplx(ga)) ga = lax::conj(ga);
     const Matrices d = dims_of(ans);
     Array da;
     if (o.left) da = d.m > d.n ? tsolve(a, mm(ga, ans), o) : mm(tsolve(a, ga, o), ans);
@@ -330,13 +359,16 @@ Arrays triangular_solve_jvp(std::span<const Array> x, std::span<const Array> out
   return {result};
 }
 
+// b -> op(a)^-1 b has the plain transpose b -> op(a)^-T b: transpose_a flips and
+// conjugate_a stays (transposes never conjugate, as JAX's).
 Arrays triangular_solve_transpose(std::span<const Array> ct, std::span<const Array> in,
                                   std::span<const Aval>, std::span<const bool> linear,
                                   const Params& p) {
   if (linear[0])
     throw InternalError("[triangular_solve] is linear in b only; a must not be a linear input");
   if (is_zero(ct[0])) return {Array(), Array()};
-  SolveOpts o{p.b("left_side"), p.b("lower"), !p.b("transpose_a"), p.b("unit_diagonal")};
+  SolveOpts o = solve_opts(p);
+  o.transpose = !o.transpose;
   return {Array(), tsolve(in[0], ct[0], o)};
 }
 
@@ -389,24 +421,31 @@ Arrays qr_jvp(std::span<const Array> x, std::span<const Array> out, std::span<co
                          d.m < d.n ? "" : " with full_matrices=True; use full_matrices=False"));
   const Array &q = out[0], &r = out[1];
   Array dx_rinv = tsolve(r, t[0], {.left = false, .lower = false});
-  Array qt_dx_rinv = mm(mT(q), dx_rinv);
+  Array qt_dx_rinv = mm(mH(q), dx_rinv);
   Array low = tril(qt_dx_rinv, -1);
-  Array dom = lax::sub(low, mT(low));  // skew-symmetric
+  Array dom = lax::sub(low, mH(low));  // skew-Hermitian
+  // For complex, Q^H dQ also has an imaginary diagonal, R's diagonal being real (JAX's
+  // "correction necessary for complex inputs").
+  if (cplx(q))
+    dom = lax::add(dom, lax::mul(eye_like(dom, d.n), lax::sub(qt_dx_rinv, as(lax::real(qt_dx_rinv),
+                                                                            q.dtype()))));
   Array dq = lax::add(mm(q, lax::sub(dom, qt_dx_rinv)), dx_rinv);
   Array dr = mm(lax::sub(qt_dx_rinv, dom), r);
   return {dq, dr};
 }
 
-// dV = V (F o V^T dA V), dw = diag(V^T dA V), F_ij = 1/(w_j - w_i) off the diagonal. Equal
-// eigenvalues make F infinite: the eigenvectors' derivative is then undefined (JAX's too).
+// dV = V (F o V^H dA V), dw = re diag(V^H dA V), F_ij = 1/(w_j - w_i) off the diagonal.
+// Equal eigenvalues make F infinite: the eigenvectors' derivative is then undefined (JAX's
+// too).
 Arrays eigh_jvp(std::span<const Array>, std::span<const Array> out, std::span<const Array> t,
                 const Params& p) {
   if (is_zero(t[0])) return {Array(), Array()};
   const Array &v = out[0], &w = out[1];
-  Array eye = eye_like(v, dims_of(v).n);
+  const int64_t n = dims_of(v).n;
+  Array eye = matrix_const(n, n, w.dtype(), v.ndim(), [](int64_t i, int64_t j) { return i == j ? 1.0 : 0.0; });
   Array F = lax::sub(lax::integer_pow(lax::add(eye, lax::sub(as_row(w), as_col(w))), -1), eye);
-  Array vt_da_v = mm(mm(mT(v), tangent_input(t[0], p, p.b("lower"))), v);
-  return {mm(v, lax::mul(F, vt_da_v)), diagonal(vt_da_v)};
+  Array vt_da_v = mm(mm(mH(v), tangent_input(t[0], p, p.b("lower"))), v);
+  return {mm(v, lax::mul(as(F, v.dtype()), vt_da_v)), re(diagonal(vt_da_v))};
 }
 
 // JAX's _svd_jvp_rule (reduced matrices; full ones only when square, where they agree).
@@ -429,30 +468,34 @@ Arrays svd_jvp(std::span<const Array> x, std::span<const Array> out, std::span<c
     s = o[0], U = o[1], Vt = o[2];
   }
   const Array& dA = t[0];
-  Array Ut = mT(U), V = mT(Vt);
+  const DType dt = U.dtype();
+  Array Ut = mH(U), V = mH(Vt);
   Array s_row = as_row(s), s_col = as_col(s);
   Array dS = mm(mm(Ut, dA), V);
-  Array ds = diagonal(dS);
+  Array ds = re(diagonal(dS));
   if (!uv) return {ds};
-  Array eye = eye_like(U, dims_of(dS).n);
+  const int64_t k = dims_of(dS).n;
+  Array eye = matrix_const(k, k, s.dtype(), U.ndim(), [](int64_t i, int64_t j) { return i == j ? 1.0 : 0.0; });
   Array s_diffs = lax::mul(lax::add(s_row, s_col), lax::sub(s_row, s_col));
-  Array F = lax::sub(lax::div(cst(1, s_diffs), lax::add(s_diffs, eye)), eye);
-  Array dSS = lax::mul(s_row, dS), SdS = lax::mul(s_col, dS);
+  Array F = as(lax::sub(lax::div(cst(1, s_diffs), lax::add(s_diffs, eye)), eye), dt);
+  Array dSS = lax::mul(as(s_row, dt), dS), SdS = lax::mul(as(s_col, dt), dS);
   Array s_zeros = lax::convert_element_type(lax::eq(s, cst(0, s)), s.dtype(), false);
   Array s_inv = lax::sub(lax::div(cst(1, s), lax::add(s, s_zeros)), s_zeros);
-  Array s_inv_mat = lax::mul(as_row(s_inv), eye);
-  Array dUdV_diag = lax::mul(lax::mul(cst(0.5, dS), lax::sub(dS, mT(dS))), s_inv_mat);
-  Array dU = mm(U, lax::add(lax::mul(F, lax::add(dSS, mT(dSS))), dUdV_diag));
-  Array dV = mm(V, lax::mul(F, lax::add(SdS, mT(SdS))));
+  Array s_inv_mat = as(lax::mul(as_row(s_inv), eye), dt);
+  // Zero for real matrices (dS - dS^T has a zero diagonal); for complex, the imaginary
+  // diagonal of U^H dA V, which moves U's phases against V's.
+  Array dUdV_diag = lax::mul(lax::mul(cst(0.5, dS), lax::sub(dS, mH(dS))), s_inv_mat);
+  Array dU = mm(U, lax::add(lax::mul(F, lax::add(dSS, mH(dSS))), dUdV_diag));
+  Array dV = mm(V, lax::mul(F, lax::add(SdS, mH(SdS))));
   if (d.m > d.n) {
     Array dAV = mm(dA, V);
-    dU = lax::add(dU, lax::div(lax::sub(dAV, mm(U, mm(Ut, dAV))), s_row));
+    dU = lax::add(dU, lax::div(lax::sub(dAV, mm(U, mm(Ut, dAV))), as(s_row, dt)));
   }
   if (d.n > d.m) {
-    Array dAHU = mm(mT(dA), U);
-    dV = lax::add(dV, lax::div(lax::sub(dAHU, mm(V, mm(Vt, dAHU))), s_row));
+    Array dAHU = mm(mH(dA), U);
+    dV = lax::add(dV, lax::div(lax::sub(dAHU, mm(V, mm(Vt, dAHU))), as(s_row, dt)));
   }
-  return {ds, dU, mT(dV)};
+  return {ds, dU, mH(dV)};
 }
 
 // JAX differentiates eig's eigenvalues only (eigenvectors raise). For a diagonalizable x
@@ -512,7 +555,6 @@ void register_linalg() {
   reg<Prim::Eigh>(eigh_abstract_eval, eigh_impl, eigh_jvp);
   reg<Prim::Svd>(svd_abstract_eval, svd_impl, svd_jvp);
   reg<Prim::Eig>(eig_abstract_eval, eig_impl, eig_jvp);
-  mutable_info(Prim::Eig).complex = true;  // complex results (its input stays real)
 }
 
 }  // namespace jx::ops

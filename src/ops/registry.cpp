@@ -18,6 +18,7 @@ void register_indexing();
 void register_dot();
 void register_conv();
 void register_linalg();
+void register_schur();
 void register_fft();
 void register_special();
 void register_windowed();
@@ -60,6 +61,7 @@ void register_all() {
   register_dot();
   register_conv();
   register_linalg();
+  register_schur();
   register_fft();
   register_special();
   register_windowed();
@@ -78,8 +80,12 @@ void register_all() {
                  Prim::Abs, Prim::Sqrt, Prim::Rsqrt, Prim::Square, Prim::IntegerPow, Prim::Copy,
                  Prim::Real, Prim::Imag, Prim::Conj, Prim::Complex,
                  Prim::Add, Prim::Sub, Prim::Mul, Prim::Div, Prim::Pow, Prim::Eq, Prim::Ne,
+                 Prim::Max, Prim::Min, Prim::ReduceMax, Prim::ReduceMin, Prim::Argmax,
+                 Prim::Argmin, Prim::Sort,
                  Prim::ConvertElementType, Prim::SelectN, Prim::ReduceSum, Prim::ReduceProd,
-                 Prim::Cumsum, Prim::Cumprod, Prim::DotGeneral,
+                 Prim::Cumsum, Prim::Cumprod, Prim::DotGeneral, Prim::Cholesky,
+                 Prim::TriangularSolve, Prim::Lu, Prim::Qr, Prim::Eigh, Prim::Svd, Prim::Eig,
+                 Prim::Schur, Prim::Fft,
                  Prim::Reshape, Prim::BroadcastInDim, Prim::Transpose, Prim::Squeeze, Prim::Rev,
                  Prim::Concatenate, Prim::Pad, Prim::Slice, Prim::DynamicSlice,
                  Prim::DynamicUpdateSlice, Prim::Gather, Prim::Scatter, Prim::ScatterAdd,
@@ -106,10 +112,15 @@ const char* name(Prim p) { return table()[size_t(p)].name; }
 
 namespace {
 [[noreturn]] void no_complex(Prim p, const Aval& a, const char* role) {
+  // lax's ordered comparisons take real operands only, as JAX's; jnp's order complex values.
+  const bool ordered = p == Prim::Lt || p == Prim::Le || p == Prim::Gt || p == Prim::Ge;
   throw DTypeError(str("[", name(p), "] does not support complex dtypes, got ", role, " ",
                        type_str(a.dtype, a.shape), "; complex numbers in jx cover elementwise arithmetic, "
-                       "reductions by sum and product, dot_general and data movement "
-                       "(docs/complex.md). Work on jnp::real(x) and jnp::imag(x) instead"));
+                       "max/min, sorting, reductions by sum, product, max and min, dot_general, fft, "
+                       "linear algebra and data movement (docs/complex.md). ",
+                       ordered ? "jnp::less, less_equal, greater and greater_equal compare complex "
+                                 "values lexicographically by (real, imag)"
+                               : "Work on jnp::real(x) and jnp::imag(x) instead"));
 }
 }  // namespace
 

@@ -49,6 +49,11 @@ std::vector<std::pair<const char*, Op>> operations() {
       {"pow", [](const Array& z, const Array& w) { return lax::pow(z, w); }},
       {"eq", [](const Array& z, const Array& w) { return lax::eq(z, lax::conj(z)); }},
       {"ne", [](const Array& z, const Array& w) { return lax::ne(z, w); }},
+      {"max", [](const Array& z, const Array& w) { return lax::max(z, w); }},
+      {"min", [](const Array& z, const Array& w) { return lax::min(z, w); }},
+      // Equal real parts: the imaginary parts decide.
+      {"max tie", [](const Array& z, const Array&) { return lax::max(z, lax::conj(z)); }},
+      {"min tie", [](const Array& z, const Array&) { return lax::min(lax::conj(z), z); }},
       {"neg", [](const Array& z, const Array&) { return lax::neg(z); }},
       {"sign", [](const Array& z, const Array&) { return lax::sign(z); }},
       {"is_finite", [](const Array& z, const Array&) { return lax::is_finite(z); }},

@@ -369,7 +369,7 @@ TEST(JitRegistry, EveryPrimitiveCovered) {
       "psum", "pmax", "pmin", "all_gather", "reduce_scatter", "all_to_all", "ppermute", "axis_index",
       // Linear algebra (LAPACK library calls): tests/lax/linalg_test.cpp compares each one
       // jitted against eager, on well-conditioned inputs these tables do not make.
-      "cholesky", "triangular_solve", "lu", "qr", "eigh", "svd", "eig"};
+      "cholesky", "triangular_solve", "lu", "qr", "eigh", "svd", "eig", "schur"};
   for (int p = 0; p < ops::kNumPrims; ++p) {
     std::string n = ops::name(Prim(p));
     if (elsewhere.count(n)) continue;

@@ -296,8 +296,9 @@ TEST(LaxLinalgJit, EqualsEager) {
 
 TEST(LaxLinalg, Errors) {
   expect_error<jx::DTypeError>([] { ll::cholesky(jnp::zeros({2, 2}, DType::Int32)); },
-                               "[cholesky] supports float32 and float64 (LAPACK's real types), got "
-                               "i32[2,2]; convert with astype(float32) or astype(float64)");
+                               "[cholesky] supports float32, float64, complex64 and complex128 (LAPACK's "
+                               "types), got i32[2,2]; convert with astype(float32) or "
+                               "astype(float64)");
   expect_error<jx::ShapeError>([] { ll::lu(jnp::zeros({3})); },
                                "[lu] needs a stack of matrices (rank >= 2), got f32[3]");
   expect_error<jx::ShapeError>([] { ll::eigh(jnp::zeros({2, 3})); },

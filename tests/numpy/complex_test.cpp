@@ -328,11 +328,30 @@ TEST(Complex, JitEqualsEager) {
   expect_near_real(r, jnp::abs(z * z + 1.0).to_vector<double>(), 0, "jit(abs(z*z+1))");
 }
 
+// Gather's fill mode on complex operands: out-of-bounds reads give nan+0j (JAX fills an
+// inexact dtype with NaN), a given fill value gets a zero imaginary part.
+TEST(Complex, TakeFillsOutOfBoundsReads) {
+  for (DType t : {DType::Complex64, DType::Complex128}) {
+    Array z = carray(kZ, t);
+    Array idx = jnp::array(std::vector<int32_t>{1, 7, 0});
+    auto got = jnp::take(z, idx).to_vector<C>();
+    auto want = z.to_vector<C>();
+    EXPECT_EQ(got[0], want[1]);
+    EXPECT_TRUE(std::isnan(got[1].real())) << got[1];
+    EXPECT_EQ(got[1].imag(), 0);
+    EXPECT_EQ(got[2], want[0]);
+    Array filled = jnp::take_along_axis(z, idx, 0, jnp::TakeMode::fill, 2.5);
+    EXPECT_EQ(filled.to_vector<C>()[1], C(2.5, 0));
+  }
+}
+
 TEST(Complex, UnsupportedOperationsSaySo) {
   Array z = carray(kZ, DType::Complex64);
-  expect_error<jx::DTypeError>([&] { lax::max(z, z); }, {"[max]", "complex", "jnp::real"});
-  expect_error<jx::DTypeError>([&] { lax::lt(z, z); }, {"[lt]", "complex"});
-  expect_error<jx::DTypeError>([&] { jnp::sort(z); }, {"complex"});
+  // As JAX's: floor and rem take real operands; lax's ordered comparisons too (jnp's order
+  // complex values lexicographically, tests/numpy/complex_order_test.cpp).
+  expect_error<jx::DTypeError>([&] { lax::floor(z); }, {"[floor]", "complex", "jnp::real"});
+  expect_error<jx::DTypeError>([&] { lax::rem(z, z); }, {"[rem]", "complex"});
+  expect_error<jx::DTypeError>([&] { lax::lt(z, z); }, {"[lt]", "complex", "jnp::less"});
   Array i = jnp::array(std::vector<int32_t>{1, 2});
   expect_error<jx::DTypeError>([&] { lax::complex(i, i); }, {"[complex]", "floating dtype"});
   Array h = jnp::ones(Shape{2}, DType::Float16);

@@ -486,6 +486,51 @@ TEST(ComplexReduce, FastMatchesReferenceOnLargeInputs) {
   check_reduce_large<double>();
 }
 
+// The order kernels on inputs with NaN parts and real-part ties, threaded, both layouts:
+// complex max/min fold in order (their reducer is not associative once a NaN part takes
+// part), argmax/argmin take the first NaN, sort puts NaN parts last; fast == reference,
+// bit for bit.
+template <class R>
+void check_order_large() {
+  auto big = random_cx<R>(3 * 40000, 9);
+  for (size_t i = 0; i < big.size(); i += 97) big[i] = {R(NAN), big[i].imag()};
+  for (size_t i = 5; i < big.size(); i += 89) big[i] = {big[i].real(), R(NAN)};
+  for (size_t i = 7; i < big.size(); i += 13) big[i] = {R(0.5), big[i].imag()};
+  const DType dt = cdt<R>();
+  const int64_t bs[2] = {3, 40000}, bt[2] = {40000, 3};
+  for (auto op : {jx::cpu::ReduceOp::Max, jx::cpu::ReduceOp::Min})
+    for (const int64_t* sh : {bs, bt})
+      for (int axis : {0, 1}) {
+        const bool red[2] = {axis == 0, axis == 1};
+        const size_t nout = size_t(sh[1 - axis]);
+        std::vector<std::complex<R>> f(nout), r(nout);
+        jx::cpu::reduce(op, dt, big.data(), sh, 2, red, f.data());
+        jx::cpu::reduce_reference(op, dt, big.data(), sh, 2, red, r.data());
+        EXPECT_EQ(0, std::memcmp(f.data(), r.data(), nout * sizeof(f[0]))) << int(op) << " " << axis;
+        std::vector<int64_t> fi(nout), ri(nout);
+        const bool is_max = op == jx::cpu::ReduceOp::Max;
+        jx::cpu::argreduce(is_max, dt, DType::Int64, big.data(), sh, 2, axis, fi.data());
+        jx::cpu::argreduce_reference(is_max, dt, DType::Int64, big.data(), sh, 2, axis, ri.data());
+        EXPECT_EQ(fi, ri) << "arg" << (is_max ? "max" : "min") << " axis " << axis;
+      }
+  const int64_t ss[2] = {30, 400}, st[2] = {400, 30};  // the reference sort is quadratic
+  for (const int64_t* sh : {ss, st})
+    for (int axis : {0, 1}) {
+      std::vector<std::complex<R>> f(12000), r(12000);
+      const void* in[1] = {big.data()};
+      void* fo[1] = {f.data()};
+      void* ro[1] = {r.data()};
+      jx::cpu::sort(1, &dt, in, fo, sh, 2, axis, 1, true);
+      jx::cpu::sort_reference(1, &dt, in, ro, sh, 2, axis, 1, true);
+      EXPECT_EQ(0, std::memcmp(f.data(), r.data(), f.size() * sizeof(f[0]))) << "sort " << axis;
+    }
+}
+
+TEST(ComplexReduce, OrderKernelsFastMatchReference) {
+  check_order_large<float>();
+  check_order_large<double>();
+}
+
 template <class R>
 void check_cumulative(const std::vector<double>& xs, const std::vector<double>& cumsum1,
                       const std::vector<double>& cumprod2) {
@@ -702,21 +747,20 @@ TEST(ComplexKernels, UnorderedAndUndefinedOpsThrowTypeError) {
   EXPECT_THROW(jx::cpu::unary(UnaryOp::Floor, jx::complex64, x.data(), o.data(), 4), jx::TypeError);
   EXPECT_THROW(jx::cpu::unary_reference(UnaryOp::Erf, jx::complex64, x.data(), o.data(), 4),
                jx::TypeError);
-  EXPECT_THROW(jx::cpu::binary(BinaryOp::Max, jx::complex64, x.data(), &n, x.data(), &n, o.data(), &n, 1),
+  // lax's ordered comparisons are real-only (max/min, the reductions by them, argmax and
+  // sort order complex values: tests/numpy/complex_order_test.cpp).
+  EXPECT_THROW(jx::cpu::binary(BinaryOp::Lt, jx::complex64, x.data(), &n, x.data(), &n, o.data(), &n, 1),
                jx::TypeError);
   EXPECT_THROW(jx::cpu::binary(BinaryOp::Atan2, jx::complex128, x.data(), &n, x.data(), &n,
                                o.data(), &n, 1),
                jx::TypeError);
-  EXPECT_THROW(jx::cpu::reduce(jx::cpu::ReduceOp::Max, jx::complex64, x.data(), &n, 1, red, o.data()),
+  EXPECT_THROW(jx::cpu::reduce(jx::cpu::ReduceOp::And, jx::complex64, x.data(), &n, 1, red, o.data()),
                jx::TypeError);
-  EXPECT_THROW(jx::cpu::reduce_reference(jx::cpu::ReduceOp::Min, jx::complex64, x.data(), &n, 1,
+  EXPECT_THROW(jx::cpu::reduce_reference(jx::cpu::ReduceOp::Or, jx::complex64, x.data(), &n, 1,
                                          red, o.data()),
                jx::TypeError);
   EXPECT_THROW(jx::cpu::cumulative(jx::cpu::CumOp::Max, jx::complex64, x.data(), &n, 1, 0, false,
                                    o.data()),
-               jx::TypeError);
-  int32_t idx[1];
-  EXPECT_THROW(jx::cpu::argreduce(true, jx::complex64, jx::int32, x.data(), &n, 1, 0, idx),
                jx::TypeError);
   EXPECT_THROW(jx::cpu::clamp(jx::complex64, x.data(), &n, x.data(), &n, x.data(), &n, o.data(), &n, 1),
                jx::TypeError);

@@ -18,9 +18,9 @@ Array dot(const Array& a, const Array& b, std::optional<DType> preferred_element
 // leading (batch) dims broadcast.
 Array matmul(const Array& a, const Array& b,
              std::optional<DType> preferred_element_type = std::nullopt);
-// Flattens both operands; they must have the same size.
+// Flattens both operands; they must have the same size. A complex a is conjugated.
 Array vdot(const Array& a, const Array& b, std::optional<DType> preferred_element_type = std::nullopt);
-// Sum over `axis` of a * b, with the other dims broadcast (the array API's vecdot).
+// Sum over `axis` of conj(a) * b, with the other dims broadcast (the array API's vecdot).
 Array vecdot(const Array& a, const Array& b, int64_t axis = -1,
              std::optional<DType> preferred_element_type = std::nullopt);
 // Contracts the last axis of a with the last axis of b.
@@ -70,17 +70,18 @@ namespace linalg {
 
 // On the linear-algebra primitives (jx/lax/linalg.h, over LAPACK), so all of these trace
 // and differentiate (docs/linalg.md). Integers promote to float32 as in jnp; float16 and
-// bfloat16 compute in float32. Leading dims are batch dims.
+// bfloat16 compute in float32. Complex64 and complex128 work too; the eigenvalues of eigh,
+// singular values, logabsdet, norms and residuals are then real. Leading dims are batch dims.
 Array det(const Array& a);
 struct SlogdetResult {
-  Array sign, logabsdet;
+  Array sign, logabsdet;  // complex a: sign is the phase (|sign| = 1), logabsdet real
 };
 SlogdetResult slogdet(const Array& a);
 Array inv(const Array& a);
 // b is a vector (..., n) when it is 1-d, else a matrix (..., n, k); batch dims broadcast.
 Array solve(const Array& a, const Array& b);
-// Lower-triangular L with a = L L^T (upper: U = L^T). A matrix that is not positive definite
-// gives NaNs, as JAX (no exception).
+// Lower-triangular L with a = L L^H (upper: U = L^H). A matrix that is not positive
+// definite gives NaNs, as JAX (no exception).
 Array cholesky(const Array& a, bool upper = false);
 struct QRResult {
   Array Q, R;
@@ -90,7 +91,7 @@ QRResult qr(const Array& a, const std::string& mode = "reduced");
 struct EighResult {
   Array eigenvalues, eigenvectors;  // ascending eigenvalues; eigenvectors in columns
 };
-// symmetrize_input (JAX's default) uses (a + a^T) / 2; otherwise the UPLO triangle ("L"/"U").
+// symmetrize_input (JAX's default) uses (a + a^H) / 2; otherwise the UPLO triangle ("L"/"U").
 EighResult eigh(const Array& a, const std::string& UPLO = "L", bool symmetrize_input = true);
 Array eigvalsh(const Array& a, const std::string& UPLO = "L");
 struct EigResult {

@@ -120,10 +120,13 @@ inline void with_unary_op(UnaryOp op, F&& fn) {
   }
 }
 
-// The binary ops that take complex operands (Eq/Ne write bool).
+// The binary ops that take complex operands (Eq/Ne write bool). Max/Min order (real, imag)
+// lexicographically, as lax's; the ordered comparisons stay real-only, as lax's (jnp builds
+// complex ones from the parts).
 constexpr bool binary_supported(BinaryOp op) {
   return op == BinaryOp::Add || op == BinaryOp::Sub || op == BinaryOp::Mul ||
-         op == BinaryOp::Div || op == BinaryOp::Pow || op == BinaryOp::Eq || op == BinaryOp::Ne;
+         op == BinaryOp::Div || op == BinaryOp::Pow || op == BinaryOp::Max ||
+         op == BinaryOp::Min || op == BinaryOp::Eq || op == BinaryOp::Ne;
 }
 
 template <BinaryOp op, class R>
@@ -133,6 +136,8 @@ inline auto binary(std::complex<R> a, std::complex<R> b) {
   else if constexpr (op == BinaryOp::Mul) return cx::mul(a, b);
   else if constexpr (op == BinaryOp::Div) return cx::div(a, b);
   else if constexpr (op == BinaryOp::Pow) return cx::pow(a, b);
+  else if constexpr (op == BinaryOp::Max) return cx::lex_max(a, b);
+  else if constexpr (op == BinaryOp::Min) return cx::lex_min(a, b);
   else if constexpr (op == BinaryOp::Eq) return bool(a.real() == b.real() && a.imag() == b.imag());
   else return bool(a.real() != b.real() || a.imag() != b.imag());  // Ne
 }
@@ -145,6 +150,8 @@ inline void with_binary_op(BinaryOp op, F&& fn) {
     case BinaryOp::Mul: return fn(std::integral_constant<BinaryOp, BinaryOp::Mul>{});
     case BinaryOp::Div: return fn(std::integral_constant<BinaryOp, BinaryOp::Div>{});
     case BinaryOp::Pow: return fn(std::integral_constant<BinaryOp, BinaryOp::Pow>{});
+    case BinaryOp::Max: return fn(std::integral_constant<BinaryOp, BinaryOp::Max>{});
+    case BinaryOp::Min: return fn(std::integral_constant<BinaryOp, BinaryOp::Min>{});
     case BinaryOp::Eq: return fn(std::integral_constant<BinaryOp, BinaryOp::Eq>{});
     case BinaryOp::Ne: return fn(std::integral_constant<BinaryOp, BinaryOp::Ne>{});
     default:

@@ -158,3 +158,19 @@ inline std::complex<R> sign(std::complex<R> z) {
   if (a == 0) return {R(0), R(0)};
   return {x / a, y / a};
 }
+
+// lax.max / lax.min as JAX lowers them for complex (mlir.py's _minmax_hlo): x is kept when
+// it is greater (less) than y in the lexicographic order of (real, imag), y otherwise. Every
+// comparison with a NaN part is false, so such a pair gives y: unlike NumPy's maximum, a NaN
+// does not propagate, and max(x, y) may differ from max(y, x). Ties give y (signed zeros).
+template <class R>
+inline std::complex<R> lex_max(std::complex<R> x, std::complex<R> y) {
+  const bool pick_x = x.real() == y.real() ? x.imag() > y.imag() : x.real() > y.real();
+  return pick_x ? x : y;
+}
+
+template <class R>
+inline std::complex<R> lex_min(std::complex<R> x, std::complex<R> y) {
+  const bool pick_x = x.real() == y.real() ? x.imag() < y.imag() : x.real() < y.real();
+  return pick_x ? x : y;
+}

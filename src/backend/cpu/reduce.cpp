@@ -249,6 +249,52 @@ void reduce_inner_kept(const Plan& pl, const T* x, T* out) {
   }
 }
 
+// Complex max/min: XLA's reducer (lax::max's select, kept as acc = reducer(acc, x)) is not
+// associative once a NaN part takes part (a NaN accumulator gives way to the next element),
+// so each output folds its elements in row-major order from the identity, one accumulator,
+// as XLA's CPU reduce loop does; outputs split across threads.
+template <ReduceOp op, class T>
+void reduce_in_order(const Plan& pl, const T* x, T* out) {
+  const int64_t Nout = prod(pl.ksz), Nr = prod(pl.rsz), R = pl.inner;
+  const int nt = num_threads_for(Nout * Nr * R);
+  if (pl.inner_reduced) {
+#pragma omp parallel for num_threads(nt) if (nt > 1) schedule(static)
+    for (int64_t o = 0; o < Nout; ++o) {
+      const T* base = x + offset_of(pl.ksz, pl.kst, o);
+      T acc = identity<op, T>();
+      Walker w(pl.rsz, pl.rst, 0);
+      for (int64_t r = 0; r < Nr; ++r, w.step())
+        for (int64_t i = 0; i < R; ++i) acc = combine<op, T>(acc, base[w.off + i]);
+      out[o] = acc;
+    }
+    return;
+  }
+#pragma omp parallel for num_threads(nt) if (nt > 1) schedule(static)
+  for (int64_t o = 0; o < Nout; ++o) {
+    const T* base = x + offset_of(pl.ksz, pl.kst, o);
+    T* dst = out + o * R;
+    for (int64_t k = 0; k < R; ++k) dst[k] = identity<op, T>();
+    Walker w(pl.rsz, pl.rst, 0);
+    for (int64_t r = 0; r < Nr; ++r, w.step())
+      for (int64_t k = 0; k < R; ++k) dst[k] = combine<op, T>(dst[k], base[w.off + k]);
+  }
+}
+
+// A reduction whose reduced dims hold one element each copies its input: XLA's simplifier
+// replaces such a reduce by a reshape (taking the init value for an identity), so complex
+// max/min, whose init value is not one (lex_max(-inf + 0j, -inf - 1j) = -inf + 0j), keep the
+// element there as in JAX.
+template <ReduceOp op, class T>
+bool copies_input(const int64_t* shape, int ndim, const bool* reduced) {
+  if constexpr (!cx::is_complex_v<T> || (op != ReduceOp::Max && op != ReduceOp::Min)) {
+    return false;
+  } else {
+    for (int d = 0; d < ndim; ++d)
+      if (reduced[d] && shape[d] != 1) return false;
+    return true;
+  }
+}
+
 template <ReduceOp op, class T>
 void reduce_typed(const T* x, const int64_t* shape, int ndim, const bool* reduced, T* out) {
   if constexpr (!red::supported<op, T>()) {
@@ -263,6 +309,10 @@ void reduce_typed(const T* x, const int64_t* shape, int ndim, const bool* reduce
     }
     if (total == 0) {
       for (int64_t i = 0; i < nout; ++i) out[i] = T(identity<op, C>());
+      return;
+    }
+    if (copies_input<op, T>(shape, ndim, reduced)) {
+      std::copy(x, x + total, out);
       return;
     }
     // Merge: drop size-1 dims, join neighbours with equal status.
@@ -291,7 +341,9 @@ void reduce_typed(const T* x, const int64_t* shape, int ndim, const bool* reduce
       (fl[d] ? pl.rsz : pl.ksz).push_back(sz[d]);
       (fl[d] ? pl.rst : pl.kst).push_back(st[d]);
     }
-    if (pl.inner_reduced) reduce_inner_reduced<op, T>(pl, x, out);
+    if constexpr (cx::is_complex_v<T> && (op == ReduceOp::Max || op == ReduceOp::Min))
+      reduce_in_order<op, T>(pl, x, out);
+    else if (pl.inner_reduced) reduce_inner_reduced<op, T>(pl, x, out);
     else reduce_inner_kept<op, T>(pl, x, out);
   }
 }
@@ -346,6 +398,7 @@ void reduce_reference_typed(const T* x, const int64_t* shape, int ndim, const bo
       acc[size_t(o)] = combine<op, C>(acc[size_t(o)], C(C0(x[i])));
     }
     for (int64_t o = 0; o < nout; ++o) out[o] = T(C0(acc[size_t(o)]));
+    if (copies_input<op, T>(shape, ndim, reduced)) std::copy(x, x + total, out);
   }
 }
 
@@ -366,11 +419,22 @@ void reduce_reference_dispatch(ReduceOp op, const void* x, const int64_t* shape,
 
 template <bool is_max, class C>
 inline bool better(C v, C best) {
-  if constexpr (std::is_floating_point_v<C>) {
-    if (v != v) return best == best;  // the first NaN wins
+  if constexpr (cx::is_complex_v<C>) {
+    // NumPy's complex argmax (and JAX's argmax reducer with a lexicographic comparator):
+    // the first value with a NaN part wins, else the first lexicographic extreme.
+    auto nan = [](C z) { return z.real() != z.real() || z.imag() != z.imag(); };
+    if (nan(best)) return false;
+    if (nan(v)) return true;
+    if (v.real() != best.real())
+      return is_max ? v.real() > best.real() : v.real() < best.real();
+    return is_max ? v.imag() > best.imag() : v.imag() < best.imag();
+  } else {
+    if constexpr (std::is_floating_point_v<C>) {
+      if (v != v) return best == best;  // the first NaN wins
+    }
+    if constexpr (is_max) return v > best;
+    else return v < best;
   }
-  if constexpr (is_max) return v > best;
-  else return v < best;
 }
 
 template <bool is_max, class T, class I>
@@ -378,7 +442,19 @@ void argreduce_typed(const T* x, const red::AxisSplit& s, I* out) {
   using C = std::conditional_t<red::is_half_v<T>, float, T>;
   const int64_t outer = s.outer, n = s.n, inner = s.inner;
   const int nt = num_threads_for(outer * n * inner);
-  if (inner == 1) {
+  if constexpr (cx::is_complex_v<C>) {
+    if (inner == 1) {  // one pass: complex has no vectorized extreme to look up
+#pragma omp parallel for num_threads(nt) if (nt > 1) schedule(static)
+      for (int64_t o = 0; o < outer; ++o) {
+        const T* p = x + o * n;
+        int64_t k = 0;
+        for (int64_t i = 1; i < n; ++i)
+          if (better<is_max, C>(p[i], p[k])) k = i;
+        out[o] = I(k);
+      }
+      return;
+    }
+  } else if (inner == 1) {
 #pragma omp parallel for num_threads(nt) if (nt > 1) schedule(static)
     for (int64_t o = 0; o < outer; ++o) {
       const T* p = x + o * n;
@@ -444,13 +520,12 @@ void argreduce_reference_typed(const T* x, const red::AxisSplit& s, I* out) {
 template <bool ref>
 void argreduce_impl(bool is_max, DType dtype, DType index_dtype, const void* x,
                     const int64_t* shape, int ndim, int axis, void* out) {
-  if (is_complex(dtype)) cx::unsupported("reduction", is_max ? "argmax" : "argmin", dtype);
   red::AxisSplit s(shape, ndim, axis);
   if (s.outer * s.inner == 0) return;
   JX_CHECK(s.n > 0, "argreduce over an empty axis");
   JX_CHECK(index_dtype == DType::Int32 || index_dtype == DType::Int64,
            "argreduce kernels write int32 or int64 indices");
-  JX_DTYPE_SWITCH(dtype, T, {
+  JX_DTYPE_SWITCH_C(dtype, T, {
     auto X = static_cast<const T*>(x);
     auto run = [&](auto* O) {
       using I = std::remove_pointer_t<decltype(O)>;

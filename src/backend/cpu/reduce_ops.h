@@ -53,9 +53,11 @@ inline C combine(C a, C b) {
     else return C(a * b);
   } else if constexpr (op == ReduceOp::Max) {
     if constexpr (std::is_same_v<C, bool>) return a || b;
+    else if constexpr (cx::is_complex_v<C>) return cx::lex_max(a, b);  // XLA's reducer(acc, x)
     else return (b > a || isnan_(b)) ? b : a;  // a NaN accumulator stays NaN
   } else if constexpr (op == ReduceOp::Min) {
     if constexpr (std::is_same_v<C, bool>) return a && b;
+    else if constexpr (cx::is_complex_v<C>) return cx::lex_min(a, b);
     else return (b < a || isnan_(b)) ? b : a;
   } else if constexpr (op == ReduceOp::And) {
     if constexpr (std::is_same_v<C, bool>) return a && b;
@@ -78,10 +80,14 @@ constexpr C identity() {
     else return C(~C(0));
   } else if constexpr (op == ReduceOp::Max) {
     if constexpr (std::is_same_v<C, bool>) return false;
+    else if constexpr (cx::is_complex_v<C>)  // JAX's _get_max_identity: -inf + 0j
+      return C(-std::numeric_limits<typename C::value_type>::infinity(), 0);
     else if constexpr (std::is_floating_point_v<C>) return -std::numeric_limits<C>::infinity();
     else return std::numeric_limits<C>::lowest();
   } else {
     if constexpr (std::is_same_v<C, bool>) return true;
+    else if constexpr (cx::is_complex_v<C>)
+      return C(std::numeric_limits<typename C::value_type>::infinity(), 0);
     else if constexpr (std::is_floating_point_v<C>) return std::numeric_limits<C>::infinity();
     else return std::numeric_limits<C>::max();
   }
@@ -90,7 +96,8 @@ constexpr C identity() {
 // Which (op, dtype) pairs exist; the ops layer rejects the others before a kernel runs.
 template <ReduceOp op, class T>
 constexpr bool supported() {
-  if constexpr (cx::is_complex_v<T>) return op == ReduceOp::Sum || op == ReduceOp::Prod;
+  if constexpr (cx::is_complex_v<T>)
+    return op == ReduceOp::Sum || op == ReduceOp::Prod || op == ReduceOp::Max || op == ReduceOp::Min;
   constexpr bool b = std::is_same_v<T, bool>;
   constexpr bool fl = std::is_floating_point_v<T> || is_half_v<T>;
   if constexpr (op == ReduceOp::Sum || op == ReduceOp::Prod) return !b;

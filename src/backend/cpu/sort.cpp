@@ -14,10 +14,24 @@
 namespace jx::cpu {
 namespace {
 
-// lax.sort's total order: -0.0 < +0.0 and NaNs after everything.
+// One part of a complex key as JAX's _operands_to_keys canonicalizes it before comparing:
+// -0.0 equals +0.0 and every NaN equals every other, after all numbers. -1, 0, 1.
+template <class R>
+inline int canonical_cmp(R a, R b) {
+  const bool na = a != a, nb = b != b;
+  if (na || nb) return int(na) - int(nb);
+  return a < b ? -1 : (b < a ? 1 : 0);
+}
+
+// lax.sort's total order: -0.0 < +0.0 and NaNs after everything. Complex keys compare
+// (real, imag) lexicographically, each part canonicalized (canonical_cmp), as
+// jax/_src/lax/lax.py's _sort_lt_comparator does.
 template <class T>
 inline bool total_less(T a, T b) {
-  if constexpr (red::is_half_v<T>) {
+  if constexpr (cx::is_complex_v<T>) {
+    const int c = canonical_cmp(a.real(), b.real());
+    return c != 0 ? c < 0 : canonical_cmp(a.imag(), b.imag()) < 0;
+  } else if constexpr (red::is_half_v<T>) {
     return total_less<float>(float(a), float(b));
   } else if constexpr (std::is_floating_point_v<T>) {
     const bool na = a != a, nb = b != b;
@@ -43,7 +57,7 @@ int cmp3(const void* row, int64_t stride, int64_t i, int64_t j) {
 
 Cmp3 cmp3_for(DType t) {
   Cmp3 f = nullptr;
-  JX_DTYPE_SWITCH(t, T, f = &cmp3<T>);
+  JX_DTYPE_SWITCH_C(t, T, f = &cmp3<T>);
   return f;
 }
 
@@ -73,7 +87,7 @@ void sort_row(const Job& jb, int64_t r, std::vector<int64_t>& perm, const std::v
   const int64_t o = r / jb.inner, k = r % jb.inner;
   const int64_t base = o * jb.len * jb.inner + k;
   if (jb.n == 1) {
-    JX_DTYPE_SWITCH(jb.dtypes[0], T, {
+    JX_DTYPE_SWITCH_C(jb.dtypes[0], T, {
       thread_local std::vector<T> tmp;
       sort_values_row<T>(static_cast<const T*>(jb.in[0]) + base, static_cast<T*>(jb.out[0]) + base,
                          jb.len, jb.inner, tmp, jb.stable);
