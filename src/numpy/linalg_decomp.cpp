@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "jx/custom_derivatives.h"
 #include "jx/lax/linalg.h"
 #include "jx/numpy.h"
 #include "numpy/promote.h"
@@ -96,11 +97,61 @@ SlogdetResult slogdet(const Array& a0) {
 
 // The product of U's diagonal with the pivots' sign: exact zeros for singular matrices
 // (exp(logdet) would not give them). Differentiable where a is invertible.
-Array det(const Array& a0) {
-  Array a = matrices("det", a0, true);
+namespace {
+
+Array det_value(const Array& a) {
   auto [lu, pivots, perm] = ll::lu(a);
   Array sign = where(swap_count(pivots) % 2 == 0, ones({}, a.dtype()), -ones({}, a.dtype()));
-  return back(sign * prod(diag(lu), -1), a0);
+  return sign * prod(diag(lu), -1);
+}
+
+// JAX's _cofactor_solve: det(a) and adj(a) b = det(a) a^-1 b (b: a's shape), finite where a
+// is singular. With P a = L U and p = det(U11) * sign the determinant without U's last
+// pivot u, det(a) = p u; the last pivot of U is replaced by 1 / p and the first n - 1 rows of
+// L^-1 P b are scaled by det(a), so the back substitution gives det(a) U^-1 L^-1 P b without
+// dividing by u. Where the first n - 1 pivots hold a zero (rank < n - 1) the adjugate is
+// zero, and so is the result.
+std::pair<Array, Array> cofactor_solve(const Array& a, const Array& b) {
+  const int64_t n = rows(a);
+  auto [lu, pivots, perm] = ll::lu(a);
+  Array sign = where(swap_count(pivots) % 2 == 0, ones({}, a.dtype()), -ones({}, a.dtype()));
+  Array partial = cumprod(diag(lu), -1) * expand_dims(sign, -1);  // [..., n]
+  Array full = take(partial, Array(int32_t(n - 1)), -1), head = take(partial, Array(int32_t(n - 2)), -1);
+  Array corner = (arange(0, n, 1, DType::Int32) == int32_t(n - 1));
+  corner = logical_and(expand_dims(corner, -1), expand_dims(corner, 0));  // [n, n], true at (n-1, n-1)
+  Array inv_head = ones({}, a.dtype()) / head;
+  lu = where(corner, expand_dims(expand_dims(inv_head, -1), -1), lu);
+  Array rank_low = logical_not(isfinite(inv_head));  // a zero among the first n - 1 pivots
+  Array low = expand_dims(expand_dims(rank_low, -1), -1);
+  Array x = where(low, zeros({}, b.dtype()), b);
+  x = take_along_axis(x, broadcast_to(expand_dims(perm, -1), x.shape()), -2, TakeMode::clip);
+  x = ll::triangular_solve(lu, x, {.left_side = true, .lower = true, .unit_diagonal = true});
+  Array scale = where(arange(0, n, 1, DType::Int32) == int32_t(n - 1), ones({}, a.dtype()),
+                      expand_dims(full, -1));  // [..., n]: det(a) on the first n - 1 rows
+  x = x * expand_dims(scale, -1);
+  x = ll::triangular_solve(lu, x, {.left_side = true, .lower = false});
+  return {full, where(low, zeros({}, x.dtype()), x)};
+}
+
+}  // namespace
+
+// JAX's custom jvp: d det(a) = tr(adj(a) da), through the cofactor solve above, so the
+// derivative is finite (the adjugate) at singular matrices too, where differentiating the
+// LU would divide by the zero pivot.
+Array det(const Array& a0) {
+  static const auto with_rule = jx::custom_jvp(det_value).defjvp(
+      [](const std::tuple<Array>& primals, const std::tuple<Array>& tangents) {
+        const Array& a = std::get<0>(primals);
+        const Array& da = std::get<0>(tangents);
+        const int64_t n = rows(a);
+        if (n < 2) {  // 1 x 1: det(a) = a, and 0 x 0: det = 1 with no tangent
+          if (n == 0) return std::pair(det_value(a), zeros(batch_of(a), a.dtype()));
+          return std::pair(squeeze(a, std::vector<int64_t>{-2, -1}), squeeze(da, std::vector<int64_t>{-2, -1}));
+        }
+        auto [y, z] = cofactor_solve(a, da);
+        return std::pair(y, trace(z, 0, -2, -1));
+      });
+  return back(with_rule(matrices("det", a0, true)), a0);
 }
 
 Array solve(const Array& a0, const Array& b0) {

@@ -238,6 +238,32 @@ TEST(LaxLinalgGrad, NumpyLinalg) {
         "grad logabsdet");
 }
 
+// det's custom jvp (JAX's cofactor solve): the gradient is the cofactor matrix adj(A)^T,
+// finite where A is singular. Hand-derived: [[1, 2], [2, 4]] (rank 1; LU swaps its rows) has cofactors
+// [[4, -2], [-2, 1]]; diag(1, 1, 0) (rank 2) has the single cofactor 1 at (2, 2); a rank-1
+// 3 x 3 matrix has none. Batched under vmap, order 2 by check_grads, and 1 x 1 and 0 x 0.
+TEST(LaxLinalgGrad, DetAtSingularMatrices) {
+  namespace la = jx::numpy::linalg;
+  auto gdet = jx::grad([](const Array& x) { return la::det(x); });
+  close(gdet(jnp::array(std::vector<double>{1, 2, 2, 4}, Shape{2, 2})),
+        jnp::array(std::vector<double>{4, -2, -2, 1}, Shape{2, 2}), 1e-15, "grad det rank 1 (2x2)");
+  close(gdet(jnp::array(std::vector<double>{1, 0, 0, 0, 1, 0, 0, 0, 0}, Shape{3, 3})),
+        jnp::array(std::vector<double>{0, 0, 0, 0, 0, 0, 0, 0, 1}, Shape{3, 3}), 1e-15, "grad det rank 2");
+  Array rank1 = jnp::outer(jnp::array(std::vector<double>{1, 2, 3}), jnp::array(std::vector<double>{4, 5, 6}));
+  close(gdet(rank1), jnp::zeros(Shape{3, 3}, DType::Float64), 0, "grad det rank 1 (3x3)");
+  // As JAX's, the rule needs LU's zero pivot last: [[0, 1], [0, 2]] (a zero first column,
+  // so U's first pivot is 0) gives zeros, although its cofactors are [[2, 0], [-1, 0]].
+  close(gdet(jnp::array(std::vector<double>{0, 1, 0, 2}, Shape{2, 2})), jnp::zeros(Shape{2, 2}, DType::Float64),
+        0, "grad det, zero pivot first (JAX's limit)");
+  Array batch = jnp::stack({jnp::array(std::vector<double>{1, 2, 2, 4}, Shape{2, 2}),
+                            jnp::array(std::vector<double>{3, 1, 1, 2}, Shape{2, 2})});
+  close(jx::vmap(gdet)(batch), jnp::array(std::vector<double>{4, -2, -2, 1, 2, -1, -1, 3}, Shape{2, 2, 2}),
+        1e-15, "vmap(grad det)");
+  check_grads([](const Arrays& x) { return Arrays{la::det(x[0])}; }, {rand_f64({2, 4, 4}, 22)}, {.order = 2});
+  close(gdet(jnp::full(Shape{1, 1}, 3.0)), jnp::ones(Shape{1, 1}, DType::Float64), 0, "grad det 1x1");
+  EXPECT_EQ(gdet(jnp::zeros(Shape{0, 0}, DType::Float64)).shape(), (Shape{0, 0}));
+}
+
 // ---- vmap against a loop, jit against eager ----
 
 using vmap_testing::check_vmap;
