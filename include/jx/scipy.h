@@ -135,6 +135,7 @@ Array isf(const Array& q, const Array& loc = 0.0, const Array& scale = 1.0);
 namespace bernoulli {
 Array logpmf(const Array& k, const Array& p, const Array& loc = 0.0);
 Array pmf(const Array& k, const Array& p, const Array& loc = 0.0);
+Array cdf(const Array& k, const Array& p);  // 0, 1 - p on [0, 1), 1; NaN for p outside [0, 1]
 }  // namespace bernoulli
 
 // -inf for k - loc < 0 or a non-integer k.

@@ -218,26 +218,40 @@ Array mean(const Array& a, Axes axis, const ReduceOptions& o) {
 }
 Array mean(const Array& a, Axes axis, bool keepdims) { return mean(a, axis, kd(keepdims)); }
 
+// |x - mean|^2: for complex values re^2 + im^2, a real number (jnp.var's).
+Array squared_magnitude(const Array& centered) {
+  if (!is_complex(centered.dtype())) return lax::mul(centered, centered);
+  Array re = lax::real(centered), im = lax::imag(centered);
+  return lax::add(lax::mul(re, re), lax::mul(im, im));
+}
+
+// Complex input: the variance is real (float32 for complex64), as jnp.var's
+// _var_promote_types; a complex `dtype` keeps a complex result, a real one is an error.
 Array var(const Array& a0, Axes axis, const ReduceOptions& o) {
   DType result, comp;
   if (o.dtype) {
+    if (is_complex(a0.dtype()) && !is_complex(*o.dtype))
+      throw ValueError(str("[var] a real dtype (", dtype_name(*o.dtype), ") for the variance of complex values (",
+                           type_str(a0.dtype(), a0.shape()), ") is not supported, as in JAX; leave dtype unset "
+                           "for a real result"));
     result = comp = *o.dtype;
   } else {
-    result = comp = to_inexact(a0.dtype());
+    comp = to_inexact(a0.dtype());
+    result = is_complex(comp) ? real_dtype(comp) : comp;
   }
   comp = upcast_f16(comp);
+  const DType rcomp = is_complex(comp) ? real_dtype(comp) : comp;  // the sums of squares
   const auto axes = reduction_axes("var", a0.ndim(), axis);
   Array a = cast(a0, comp);
   ReduceOptions mo;
   mo.dtype = comp;
   mo.keepdims = true;
   mo.where = o.where;
-  Array centered = bin(lax::sub, a, mean(a, axis, mo));
-  centered = lax::mul(centered, centered);
-  Array n = normalizer(a, axis, axes, o, comp);
-  n = bin(lax::sub, n, constant(double(o.ddof), comp));
+  Array centered = squared_magnitude(bin(lax::sub, a, mean(a, axis, mo)));
+  Array n = normalizer(a, axis, axes, o, rcomp);
+  n = bin(lax::sub, n, constant(double(o.ddof), rcomp));
   ReduceOptions so;
-  so.dtype = comp;
+  so.dtype = rcomp;
   so.keepdims = o.keepdims;
   so.where = o.where;
   Array r = cast(bin(lax::div, sum(centered, axis, so), n), result);
@@ -246,7 +260,7 @@ Array var(const Array& a0, Axes axis, const ReduceOptions& o) {
     if (reduced_size(a.shape(), axes) - o.ddof > 0) return r;
     return numpy::full(r.shape(), constant(std::numeric_limits<double>::quiet_NaN(), result));
   }
-  Array bad = bin(lax::le, n, constant(0, comp));
+  Array bad = bin(lax::le, n, constant(0, rcomp));
   Array nan = constant(std::numeric_limits<double>::quiet_NaN(), result);
   const int rank = std::max(r.ndim(), bad.ndim());
   Shape shape = detail::broadcast_shapes("var", {r.shape(), bad.shape()});

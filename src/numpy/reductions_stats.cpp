@@ -36,19 +36,20 @@ Array nan_if_all_nan(const Array& a, const Axes& axis, bool keepdims, const Arra
 
 }  // namespace
 
+// Complex values with a NaN part are skipped too, as JAX's _nan_reduction does for every
+// inexact dtype.
 Array nansum(const Array& a, Axes axis, const ReduceOptions& o) {
-  if (!is_floating(a.dtype())) return sum(a, axis, o);
+  if (!is_inexact(a.dtype())) return sum(a, axis, o);
   return sum(fill_nans("nansum", a, 0), axis, o);
 }
 Array nansum(const Array& a, Axes axis, bool keepdims) { return nansum(a, axis, kd(keepdims)); }
 Array nanprod(const Array& a, Axes axis, const ReduceOptions& o) {
-  if (!is_floating(a.dtype())) return prod(a, axis, o);
+  if (!is_inexact(a.dtype())) return prod(a, axis, o);
   return prod(fill_nans("nanprod", a, 1), axis, o);
 }
 Array nanprod(const Array& a, Axes axis, bool keepdims) { return nanprod(a, axis, kd(keepdims)); }
 
-// Complex values with a NaN part are skipped too (replaced by -inf + 0j), as JAX's
-// _nan_reduction does for every inexact dtype.
+// Complex values with a NaN part are replaced by -inf + 0j (+inf + 0j for nanmin).
 Array nanmax(const Array& a, Axes axis, bool keepdims) {
   if (!is_inexact(a.dtype())) return max(a, axis, keepdims);
   return nan_if_all_nan(a, axis, keepdims, max(fill_nans("nanmax", a, -kInf), axis, keepdims));
@@ -59,7 +60,7 @@ Array nanmin(const Array& a, Axes axis, bool keepdims) {
 }
 
 Array nanmean(const Array& a, Axes axis, const ReduceOptions& o) {
-  if (!is_floating(a.dtype())) return mean(a, axis, o);
+  if (!is_inexact(a.dtype())) return mean(a, axis, o);
   ReduceOptions so = o;
   so.dtype = o.dtype.value_or(a.dtype());
   Array count = sum(lax::bitwise_not(nan_mask(a)), axis, so);
@@ -67,26 +68,29 @@ Array nanmean(const Array& a, Axes axis, const ReduceOptions& o) {
 }
 Array nanmean(const Array& a, Axes axis, bool keepdims) { return nanmean(a, axis, kd(keepdims)); }
 
+// Complex input gives a real variance, |x - mean|^2 summed (JAX's nanvar).
 Array nanvar(const Array& a0, Axes axis, int64_t ddof, bool keepdims) {
-  const DType result = to_inexact(a0.dtype());
-  const DType comp = upcast_f16(result);
+  const DType inexact = to_inexact(a0.dtype());
+  const DType result = is_complex(inexact) ? real_dtype(inexact) : inexact;
+  const DType comp = upcast_f16(inexact), rcomp = is_complex(comp) ? real_dtype(comp) : comp;
   Array a = cast(a0, comp);
   ReduceOptions mo;
   mo.dtype = comp;
   mo.keepdims = true;
   Array centered = bin(lax::sub, a, nanmean(a, axis, mo));
   centered = fill_nans("nanvar", centered, 0);
-  centered = lax::mul(centered, centered);
+  if (is_complex(comp)) centered = lax::real(lax::mul(centered, lax::conj(centered)));
+  else centered = lax::mul(centered, centered);
   Array n = sum(lax::bitwise_not(nan_mask(a)), axis, keepdims);  // int32 counts
   n = bin(lax::sub, n, constant(double(ddof), n.dtype()));
   Array bad = bin(lax::le, n, constant(0, n.dtype()));
-  Array divisor = cast(lax::select(bad, numpy::ones_like(n), n), comp);
+  Array divisor = cast(lax::select(bad, numpy::ones_like(n), n), rcomp);
   ReduceOptions so;
-  so.dtype = comp;
+  so.dtype = rcomp;
   so.keepdims = keepdims;
   Array r = bin(lax::div, sum(centered, axis, so), divisor);
   const int rank = r.ndim();
-  r = lax::select(to_rank(bad, rank), to_rank(constant(kNaN, comp), rank), r);
+  r = lax::select(to_rank(bad, rank), to_rank(constant(kNaN, rcomp), rank), r);
   return cast(r, result);
 }
 Array nanstd(const Array& a, Axes axis, int64_t ddof, bool keepdims) {

@@ -88,6 +88,17 @@ Array bernoulli::pmf(const Array& kk, const Array& p, const Array& loc) {
   return jnp::exp(logpmf(kk, p, loc));
 }
 
+// SciPy's (and JAX's) step function: 0 below 0, 1 - p on [0, 1), 1 from 1; NaN for a NaN
+// argument or p outside [0, 1].
+Array bernoulli::cdf(const Array& k_in, const Array& p_in) {
+  auto v = inexact({k_in, p_in}, "bernoulli.cdf");
+  const Array &kk = v[0], &p = v[1];
+  const Array zero = k(kk, 0.0), one = k(kk, 1.0);
+  Array invalid = jnp::isnan(kk) | jnp::isnan(p) | (p < zero) | (p > one);
+  Array below = jnp::where(kk < zero, zero, jnp::where(kk < one, one - p, one));
+  return jnp::where(invalid, k(kk, std::numeric_limits<double>::quiet_NaN()), below);
+}
+
 // ---- poisson ----
 
 Array poisson::logpmf(const Array& k_in, const Array& mu_in, const Array& loc_in) {

@@ -345,6 +345,33 @@ TEST(Complex, TakeFillsOutOfBoundsReads) {
   }
 }
 
+// Statistics of complex values, NumPy's (and JAX's) answers: the variance is real, the
+// mean of |x - mean|^2; the NaN-skipping reductions skip values with a NaN in either part.
+// var([1+1i, 3-1i, 2+2i]): mean 2 + 2i/3, squared deviations 10/9, 34/9, 16/9, so 20/9.
+TEST(Complex, VarianceAndNanReductions) {
+  for (DType t : {DType::Complex64, DType::Complex128}) {
+    const double tol = tol_of(t);
+    Array x = jnp::array(std::vector<C>{C(1, 1), C(3, -1), C(2, 2)}).astype(t);
+    Array v = jnp::var(x);
+    EXPECT_EQ(v.dtype(), jx::real_dtype(t));
+    EXPECT_NEAR(v.astype(DType::Float64).item<double>(), 20.0 / 9, tol * 3);
+    EXPECT_NEAR(jnp::var(x, jx::none, 1).astype(DType::Float64).item<double>(), 10.0 / 3, tol * 4);
+    EXPECT_NEAR(jnp::std(x).astype(DType::Float64).item<double>(), std::sqrt(20.0 / 9), tol * 2);
+    const double nan = std::nan("");
+    Array y = jnp::array(std::vector<C>{C(1, 1), C(nan, 0), C(2, 2), C(5, nan)}).astype(t);
+    expect_near(jnp::nansum(y).reshape({1}), {C(3, 3)}, tol, "nansum");
+    expect_near(jnp::nanprod(y).reshape({1}), {C(0, 4)}, tol, "nanprod");
+    expect_near(jnp::nanmean(y).reshape({1}), {C(1.5, 1.5)}, tol, "nanmean");
+    Array z = jnp::array(std::vector<C>{C(1, 1), C(nan, nan), C(3, -1)}).astype(t);
+    EXPECT_EQ(jnp::nanvar(z).dtype(), jx::real_dtype(t));
+    EXPECT_NEAR(jnp::nanvar(z).astype(DType::Float64).item<double>(), 2.0, tol * 2);
+  }
+  jx::numpy::ReduceOptions real_dtype;
+  real_dtype.dtype = DType::Float32;
+  expect_error<jx::ValueError>([&] { jnp::var(carray(kZ, DType::Complex64), jx::none, real_dtype); },
+                               {"[var]", "real dtype", "complex"});
+}
+
 TEST(Complex, UnsupportedOperationsSaySo) {
   Array z = carray(kZ, DType::Complex64);
   // As JAX's: floor and rem take real operands; lax's ordered comparisons too (jnp's order

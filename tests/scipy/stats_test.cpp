@@ -102,6 +102,13 @@ TEST(ScipyStats, DiscreteMatchSciPy) {
   expect_golden("bernoulli_logpmf_p0", st::bernoulli::logpmf(kb, 0.0), kF64);
   expect_golden("bernoulli_logpmf_p1", st::bernoulli::logpmf(kb, 1.0), kF64);
   expect_golden("bernoulli_logpmf_loc", st::bernoulli::logpmf(kb, 0.3, 1.0), kF64);
+  // The cdf, by hand (SciPy's step function; SciPy is not on this machine to regenerate the
+  // goldens): 0 below 0, 1 - p on [0, 1), 1 from 1, NaN for NaN k or p outside [0, 1].
+  const double nan = std::nan("");
+  jx::testing::expect_close(st::bernoulli::cdf(jnp::array<double>({-1, 0, 0.5, 1, 2, nan}), 0.3),
+                            jnp::array<double>({0, 0.7, 0.7, 1, 1, nan}), 1e-15, 0, "bernoulli cdf");
+  EXPECT_TRUE(std::isnan(st::bernoulli::cdf(jnp::array<double>({0.5}), 1.5).to_vector<double>()[0]));
+  EXPECT_EQ(st::bernoulli::cdf(jnp::array<int32_t>({0, 1}), 0.25).dtype(), DType::Float32);
   // Integer k (as JAX: promoted to float32).
   Array ki = jnp::array<int32_t>({-1, 0, 1, 2});
   EXPECT_EQ(st::bernoulli::logpmf(ki, 0.3).dtype(), DType::Float32);
