@@ -218,12 +218,14 @@ Array mean(const Array& a, Axes axis, const ReduceOptions& o) {
 }
 Array mean(const Array& a, Axes axis, bool keepdims) { return mean(a, axis, kd(keepdims)); }
 
+namespace {
 // |x - mean|^2: for complex values re^2 + im^2, a real number (jnp.var's).
 Array squared_magnitude(const Array& centered) {
   if (!is_complex(centered.dtype())) return lax::mul(centered, centered);
   Array re = lax::real(centered), im = lax::imag(centered);
   return lax::add(lax::mul(re, re), lax::mul(im, im));
 }
+}  // namespace
 
 // Complex input: the variance is real (float32 for complex64), as jnp.var's
 // _var_promote_types; a complex `dtype` keeps a complex result, a real one is an error.
