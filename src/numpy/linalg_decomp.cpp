@@ -224,15 +224,41 @@ Array svdvals(const Array& a0) {
 }
 
 // As JAX: singular values at or below rtol * the largest count as zero. a+ = V S^-1 U^H.
+namespace {
+Array pinv_value(const Array& a, double rt) {
+  auto [u, s, vh] = ll::svd(a, false);
+  Array cutoff = full({}, Array(rt), s.dtype()) * lax::slice_in_dim(s, 0, 1, 1, s.ndim() - 1);
+  Array s_safe = where(s > cutoff, s, full({}, Array(std::numeric_limits<double>::infinity()), s.dtype()));
+  return matmul(mH(vh), mH(u) / expand_dims(s_safe, -1).astype(a.dtype()));
+}
+}  // namespace
+
+// JAX's custom jvp (Golub and Pereyra 1973), exact wherever the rank is locally constant:
+// dp = -p da p + p p^H da^H (I - a p) + (I - p a) da^H p^H p, grouped by the smaller
+// dimension as JAX's. Unlike the SVD's rule, it divides by no singular value or difference
+// of two, which a rank-deficient matrix has zero.
 Array pinv(const Array& a0, std::optional<double> rtol) {
   Array a = matrices("pinv", a0, false);
   const int64_t m = rows(a), n = cols(a);
   if (std::min(m, n) == 0) return back(zeros(with(batch_of(a), {n, m}), a.dtype()), a0);
   const double rt = rtol ? *rtol : 10.0 * double(std::max(m, n)) * eps_of(result_dtype(a0.dtype()));
-  auto [u, s, vh] = ll::svd(a, false);
-  Array cutoff = full({}, Array(rt), s.dtype()) * lax::slice_in_dim(s, 0, 1, 1, s.ndim() - 1);
-  Array s_safe = where(s > cutoff, s, full({}, Array(std::numeric_limits<double>::infinity()), s.dtype()));
-  return back(matmul(mH(vh), mH(u) / expand_dims(s_safe, -1).astype(a.dtype())), a0);
+  auto value = [rt](const Array& x) { return pinv_value(x, rt); };
+  auto with_rule = jx::custom_jvp(value).defjvp(
+      [rt, m, n](const std::tuple<Array>& primals, const std::tuple<Array>& tangents) {
+        const Array& x = std::get<0>(primals);
+        const Array& dx = std::get<0>(tangents);
+        Array p = pinv_value(x, rt), dxh = mH(dx), ph = mH(p);
+        Array dp;
+        if (m >= n) {
+          Array sp = matmul(matmul(p, ph), dxh), tp = matmul(matmul(dxh, ph), p);  // n x m
+          dp = -matmul(matmul(p, dx), p) + sp - matmul(matmul(sp, x), p) + tp - matmul(matmul(p, x), tp);
+        } else {
+          Array sp = matmul(p, matmul(ph, dxh)), tp = matmul(dxh, matmul(ph, p));
+          dp = -matmul(p, matmul(dx, p)) + sp - matmul(sp, matmul(x, p)) + tp - matmul(p, matmul(x, tp));
+        }
+        return std::pair(p, dp);
+      });
+  return back(with_rule(a), a0);
 }
 
 LstsqResult lstsq(const Array& a0, const Array& b0, std::optional<double> rcond) {

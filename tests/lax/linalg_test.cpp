@@ -264,6 +264,23 @@ TEST(LaxLinalgGrad, DetAtSingularMatrices) {
   EXPECT_EQ(gdet(jnp::zeros(Shape{0, 0}, DType::Float64)).shape(), (Shape{0, 0}));
 }
 
+// pinv's custom jvp (Golub-Pereyra, JAX's) at a rank-deficient square matrix, along a path
+// of constant rank 1, a(t) = (u + t du)(v + t dv)^T: against central differences of pinv's
+// values, whose closed form there is v u^T / (|u|^2 |v|^2).
+TEST(LaxLinalgGrad, PinvAtARankDeficientMatrix) {
+  namespace la = jx::numpy::linalg;
+  Array u = jnp::array(std::vector<double>{1, 2, 3}), v = jnp::array(std::vector<double>{2, -1, 1});
+  Array du = jnp::array(std::vector<double>{0.5, -1, 0.25}), dv = jnp::array(std::vector<double>{1, 3, -2});
+  auto a_at = [&](double t) { return jnp::outer(u + du * t, v + dv * t); };
+  Array tangent = jnp::outer(du, v) + jnp::outer(u, dv);
+  auto [p, dp] = jx::jvp([](const Array& x) { return la::pinv(x); }, std::tuple<Array>{a_at(0)},
+                         std::tuple<Array>{tangent});
+  close(p, jnp::outer(v, u) / Array(14.0 * 6.0), 1e-15, "pinv of u v^T");
+  const double h = 1e-5;
+  Array fd = (la::pinv(a_at(h)) - la::pinv(a_at(-h))) / Array(2 * h);
+  close(dp, fd, 1e-8, "jvp of pinv at rank 1");
+}
+
 // ---- vmap against a loop, jit against eager ----
 
 using vmap_testing::check_vmap;
