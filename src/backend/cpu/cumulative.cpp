@@ -35,7 +35,7 @@ inline C cum_combine(C a, C b) {
 
 template <CumOp op, class T>
 constexpr bool cum_supported() {
-  if constexpr (cx::is_complex_v<T>) return op == CumOp::Sum || op == CumOp::Prod;
+  if constexpr (cx::is_complex_v<T>) return op != CumOp::LogSumExp;  // max/min: lexicographic
   constexpr bool fl = std::is_floating_point_v<T> || red::is_half_v<T>;
   if constexpr (op == CumOp::LogSumExp) return fl;
   if constexpr (op == CumOp::Sum || op == CumOp::Prod) return !std::is_same_v<T, bool>;
