@@ -7,6 +7,8 @@
 #include <numeric>
 #include <vector>
 
+#include "backend/cpu/lapack_util.h"
+
 // LAPACK and BLAS through their Fortran ABI (what liblapacke's own lapack.h declares):
 // every argument by pointer, and the length of each CHARACTER argument as a trailing
 // hidden size_t, as gfortran passes it.
@@ -219,34 +221,6 @@ void geev(char jl, char jr, int n, c64* a, c64* w, c64* vl, c64* vr, c64* work, 
 }
 void geev(char jl, char jr, int n, c128* a, c128* w, c128* vl, c128* vr, c128* work, int lw, double* rw, int* info) {
   zgeev_(&jl, &jr, &n, a, &n, w, vl, &n, vr, &n, work, &lw, rw, info, 1, 1);
-}
-
-// NaN, or NaN + NaN i (as JAX fills a failed complex decomposition).
-template <class T>
-const T kNaN = [] {
-  const Real<T> nan = std::numeric_limits<Real<T>>::quiet_NaN();
-  if constexpr (kComplex<T>) return T(nan, nan);
-  else return nan;
-}();
-
-// LAPACK reports the optimal workspace size as a floating-point number (a complex one's
-// real part, for the complex routines).
-template <class T>
-int work_size(T query) {
-  return std::max(1, static_cast<int>(std::real(query)));
-}
-
-// dst (cols x rows, row-major) = transpose of src (rows x cols, row-major): the change
-// between row- and column-major storage.
-template <class T>
-void transpose(const T* src, int64_t rows, int64_t cols, T* dst) {
-  for (int64_t i = 0; i < rows; ++i)
-    for (int64_t j = 0; j < cols; ++j) dst[j * rows + i] = src[i * cols + j];
-}
-
-template <class T>
-void fill_nan(T* p, int64_t n) {
-  if (p) std::fill(p, p + n, kNaN<T>);
 }
 
 // dst's lower triangle = src's, or (src + src^H) / 2 there; the upper triangle is not read

@@ -3,11 +3,10 @@
 #include <algorithm>
 #include <complex>
 #include <cstddef>
-#include <limits>
 #include <type_traits>
 #include <vector>
 
-#include "backend/cpu/linalg.h"  // Real<T>
+#include "backend/cpu/lapack_util.h"
 
 // LAPACK's gees through the Fortran ABI (as linalg.cpp): arguments by pointer, LOGICAL as
 // int, the lengths of the two CHARACTER arguments as trailing hidden size_t. The select
@@ -64,20 +63,11 @@ void gees(char jobvs, int n, T* a, T* vs, int ldvs, T* work, int lwork, int* inf
   }
 }
 
-// dst (cols x rows, row-major) = src (rows x cols, row-major) transposed, not conjugated:
-// the change between row- and column-major storage.
-template <class T>
-void transpose(const T* src, int64_t rows, int64_t cols, T* dst) {
-  for (int64_t i = 0; i < rows; ++i)
-    for (int64_t j = 0; j < cols; ++j) dst[j * rows + i] = src[i * cols + j];
-}
-
 }  // namespace
 
 template <class T>
 void schur(const T* a, int64_t count, int64_t n, T* t, T* vs) {
   if (n == 0) return;
-  using R = Real<T>;
   const size_t nn = size_t(n * n);
   const char jobvs = vs ? 'V' : 'N';
   std::vector<T> col(nn), z(vs ? nn : 1);
@@ -85,8 +75,7 @@ void schur(const T* a, int64_t count, int64_t n, T* t, T* vs) {
   T query = 0;
   int info = 0;
   gees(jobvs, int(n), col.data(), z.data(), ldvs, &query, -1, &info);
-  std::vector<T> work(size_t(std::max(1, int(std::real(query)))));
-  const T nan = T(std::numeric_limits<R>::quiet_NaN());
+  std::vector<T> work(size_t(work_size(query)));
   for (int64_t b = 0; b < count; ++b) {
     // A row-major matrix read column-major is its transpose, whose Schur form is not a's:
     // the copy in and out is O(n^2) against gees' O(n^3).
@@ -94,8 +83,8 @@ void schur(const T* a, int64_t count, int64_t n, T* t, T* vs) {
     gees(jobvs, int(n), col.data(), z.data(), ldvs, work.data(), int(work.size()), &info);
     T* tb = t + b * n * n;
     if (info != 0) {  // the QR iteration did not converge: NaNs, as the other decompositions
-      std::fill(tb, tb + n * n, nan);
-      if (vs) std::fill(vs + b * n * n, vs + (b + 1) * n * n, nan);
+      fill_nan(tb, n * n);
+      if (vs) fill_nan(vs + b * n * n, n * n);
       continue;
     }
     transpose(col.data(), n, n, tb);
