@@ -107,7 +107,7 @@ int main(int argc, char** argv) {
         auto [loss, grads] = bench::cnn_loss_and_grads(s.params, x, y, k);
         return std::make_pair(s.apply_gradients(jx::lax::pmean(grads, "batch")), jx::lax::pmean(loss, "batch"));
       },
-      {.axis_name = "batch", .in_axes = {jx::none, 0, 0, jx::none}, .out_axes = jx::none});
+      {.axis_name = "batch", .in_axes = {jx::none, 0, 0, jx::none}, .out_axes = jx::none, .donate_argnums = {0}});
   const double ms = time_ms(5, int(steps), [&](int i) {
     auto [x, y] = batch_of(i);
     auto [next, loss] = step(state, x.reshape({1, mine, 28, 28, 1}), y.reshape({1, mine}),

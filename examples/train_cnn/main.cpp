@@ -107,7 +107,8 @@ int main(int argc, char** argv) {
       {.donate_argnums = {0}, .name = "train_step"});
   // Data-parallel (jax.pmap): each device takes a slice of the batch, the gradients are
   // averaged over the devices of every process (pmean), and every device applies the same
-  // update, so the state stays replicated (out_axes none). Each device draws its dropout
+  // update, so the state stays replicated (out_axes none; donated, so that one device per
+  // process updates it in place). Each device draws its dropout
   // mask from fold_in(key, global device index), as JAX programs do.
   const int devices = opt.data_parallel ? jx::local_device_count() : 1;
   auto parallel_step = jx::pmap(
@@ -118,7 +119,11 @@ int main(int argc, char** argv) {
         return std::make_tuple(s.apply_gradients(grads), jx::lax::pmean(loss, "batch"),
                                jx::lax::psum(correct, "batch"));
       },
-      {.axis_name = "batch", .in_axes = {jx::none, 0, 0, jx::none}, .out_axes = jx::none, .name = "train_step"});
+      {.axis_name = "batch",
+       .in_axes = {jx::none, 0, 0, jx::none},
+       .out_axes = jx::none,
+       .name = "train_step",
+       .donate_argnums = {0}});
   auto step = [&](const optim::TrainState& s, const Array& images, const Array& labels, const Array& key) {
     if (!opt.data_parallel) return train_step(s, images, labels, key);
     // Device d takes examples d, d + devices, ... of the batch, as process p takes examples

@@ -116,6 +116,10 @@ struct PmapOptions {
   AxisSpec in_axes = 0;        // as vmap's: an int (0), jx::none, or a per-argument list
   AxisSpec out_axes = 0;       // 0, or jx::none for results the same on every replica
   std::string name = {};       // for logs and errors
+  // Arguments whose Array leaves are donated, as jit's donate_argnums: the caller's Arrays
+  // are deleted by the call, and a replica's program may write its outputs into their
+  // buffers (a training step updating its state in place).
+  std::vector<int> donate_argnums = {};
 };
 
 namespace pmap_detail {
@@ -126,10 +130,14 @@ using ReplicaFn = std::function<std::vector<Array>(int64_t replica, const std::v
 bool under_transformation(const std::vector<Array>& leaves);
 // The mapped axis size, checked against the devices.
 int64_t axis_size(const PmapOptions& opts, const std::vector<Array>& leaves, const std::vector<int>& in_dims);
+// jit's options for the replicas' program: the name, and donate_argnums shifted past the
+// axis size that call_replica passes first.
+JitOptions replica_jit_options(const PmapOptions& opts);
 // Runs replica(i, leaves of replica i) for every i on its own thread with the axis bound,
-// then stacks the results along out_dims() (out_axes none: replica 0's result).
+// then stacks the results along out_dims() (out_axes none: replica 0's result). The leaves
+// of donated arguments (per `def`) are deleted once the replicas hold their slices.
 std::vector<Array> run(const PmapOptions& opts, int64_t n, const std::vector<Array>& leaves,
-                       const std::vector<int>& in_dims, const ReplicaFn& replica,
+                       const tree::TreeDef& def, const std::vector<int>& in_dims, const ReplicaFn& replica,
                        const std::function<std::vector<int>()>& out_dims);
 
 }  // namespace pmap_detail
@@ -140,7 +148,7 @@ class Pmapped {
   Pmapped(F f, PmapOptions opts)
       : f_(std::move(f)),
         opts_(std::move(opts)),
-        core_(jit_detail::make_core(JitOptions{.name = opts_.name.empty() ? "pmap" : opts_.name})) {}
+        core_(jit_detail::make_core(pmap_detail::replica_jit_options(opts_))) {}
 
   template <class... Args>
   auto operator()(const Args&... args) const {
@@ -163,7 +171,7 @@ class Pmapped {
       if (!out_def) out_def = od;
       return outs;
     };
-    std::vector<Array> outs = pmap_detail::run(opts_, n, leaves, in_dims, replica, [&] {
+    std::vector<Array> outs = pmap_detail::run(opts_, n, leaves, def, in_dims, replica, [&] {
       return ad::out_axes_for_leaves(opts_.out_axes, *out_def);
     });
     return tree::unflatten<R>(*out_def, std::move(outs));

@@ -52,7 +52,12 @@ class PlannedExecutable : public Executable {
       } else {
         lib_in.clear();
         lib_out.clear();
-        for (int slot : s.in_slots) lib_in.push_back(env[size_t(slot)]);
+        // Operands that die here are handed over, not shared: an impl that finds itself the
+        // only owner of a buffer may reuse it (the in-place all-reduce of psum).
+        for (size_t k = 0; k < s.in_slots.size(); ++k) {
+          Array& v = env[size_t(s.in_slots[k])];
+          lib_in.push_back(s.hand_over[k] ? std::move(v) : v);
+        }
         for (size_t k = 0; k < s.out_slots.size(); ++k) lib_out.push_back(new_output(s, k, args));
         if (s.control) {
           // Compiled control flow: its state (arena, scratch carries) lives for this call.
@@ -86,6 +91,7 @@ class PlannedExecutable : public Executable {
     std::vector<Aval> out_avals;
     std::vector<int> donor;    // per output: argument whose buffer it takes, or -1
     std::vector<int> release;  // slots dead after this step
+    std::vector<bool> hand_over;  // per input of a library step: dead after it, read once
   };
 
   Program p_;
@@ -150,6 +156,15 @@ class PlannedExecutable : public Executable {
     for (size_t slot = 0; slot < last.size(); ++slot)
       if (last[slot] >= 0 && !keep[slot]) steps_[size_t(last[slot])].release.push_back(int(slot));
     plan_donation(last);
+    for (Step& s : steps_) {
+      s.hand_over.assign(s.in_slots.size(), false);
+      if (s.kernel) continue;
+      for (size_t k = 0; k < s.in_slots.size(); ++k) {
+        const int slot = s.in_slots[k];
+        s.hand_over[k] = std::count(s.release.begin(), s.release.end(), slot) > 0 &&
+                         std::count(s.in_slots.begin(), s.in_slots.end(), slot) == 1;
+      }
+    }
 
     description_ = p_.header.empty() ? "" : p_.header + "\n";
     description_ += describe_with_controls(j, p_.plan, p_.controls, "");

@@ -27,6 +27,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/allocator.h"
 #include "jx/parallel.h"
 #include "support/process_group.h"
 #include "support/str.h"
@@ -75,6 +76,42 @@ MPI_Datatype mpi_type(DType t) {
   }
 }
 
+// A transfer's staging block, from jx's caching allocator: fresh pages from malloc cost
+// several ms per MB in page faults on every call.
+struct Scratch {
+  explicit Scratch(size_t n) : bytes(n), data(detail::allocate(n)) {}
+  ~Scratch() { detail::deallocate(data, bytes); }
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
+  size_t bytes;
+  void* data;
+};
+
+// sum = a + b elementwise, for the dtypes MPI reduces (mpi_type).
+template <class T>
+void add_typed(void* sum, const void* a, const void* b, int64_t n) {
+  T* out = static_cast<T*>(sum);
+  const T* x = static_cast<const T*>(a);
+  const T* y = static_cast<const T*>(b);
+  for (int64_t i = 0; i < n; ++i) out[i] = T(x[i] + y[i]);
+}
+
+void add_blocks(DType dtype, void* sum, const void* a, const void* b, int64_t n) {
+  switch (dtype) {
+    case DType::Float32: return add_typed<float>(sum, a, b, n);
+    case DType::Float64: return add_typed<double>(sum, a, b, n);
+    case DType::Int8: return add_typed<int8_t>(sum, a, b, n);
+    case DType::Int16: return add_typed<int16_t>(sum, a, b, n);
+    case DType::Int32: return add_typed<int32_t>(sum, a, b, n);
+    case DType::Int64: return add_typed<int64_t>(sum, a, b, n);
+    case DType::UInt8: return add_typed<uint8_t>(sum, a, b, n);
+    case DType::UInt16: return add_typed<uint16_t>(sum, a, b, n);
+    case DType::UInt32: return add_typed<uint32_t>(sum, a, b, n);
+    case DType::UInt64: return add_typed<uint64_t>(sum, a, b, n);
+    default: throw InternalError(str("[reduce_scatter] no MPI sum of ", dtype_name(dtype)));
+  }
+}
+
 class MpiGroup final : public support::ProcessGroup {
  public:
   MpiGroup(int rank, int size, double timeout) : rank_(rank), size_(size), timeout_(timeout) {}
@@ -92,8 +129,8 @@ class MpiGroup final : public support::ProcessGroup {
     for (int64_t at = 0; at < count; at += step) {
       const int n = int(std::min(step, count - at));
       const size_t off = size_t(at) * itemsize(dtype);
-      MPI_Allreduce(static_cast<const char*>(send) + off, static_cast<char*>(recv) + off, n, type, mop,
-                    MPI_COMM_WORLD);
+      MPI_Allreduce(send == recv ? MPI_IN_PLACE : static_cast<const char*>(send) + off, static_cast<char*>(recv) + off,
+                    n, type, mop, MPI_COMM_WORLD);
     }
   }
 
@@ -105,7 +142,26 @@ class MpiGroup final : public support::ProcessGroup {
                                  " blocks of at most 2^31 - 1"));
     std::lock_guard<std::mutex> g(mu_);
     agree("reduce_scatter", dtype, count * int64_t(itemsize(dtype)));  // not an all-reduce's header
-    MPI_Reduce_scatter_block(send, recv, int(block), type, MPI_SUM, MPI_COMM_WORLD);
+    // A ring of MPI_Sendrecv: at step k each process passes its running sum of block
+    // rank - k - 1 to the next and adds the previous one's to its own copy of block
+    // rank - k - 2, so after size - 1 steps it holds the whole sum of block rank. Open MPI's
+    // MPI_Reduce_scatter_block takes 2.4-3.1 ms for 12.9 MB over 2 processes here, the ring
+    // 1.0 ms (and an in-place all-reduce of the same bytes 1.65 ms).
+    const size_t bytes = size_t(block) * itemsize(dtype);
+    const char* in = static_cast<const char*>(send);
+    if (size_ == 1) {
+      std::memcpy(recv, in, bytes);
+      return;
+    }
+    Scratch partial(bytes), incoming(bytes);
+    const int right = (rank_ + 1) % size_, left = (rank_ + size_ - 1) % size_;
+    auto at = [&](int k) { return in + size_t((rank_ + 2 * size_ - k) % size_) * bytes; };  // block rank - k
+    for (int step = 0; step < size_ - 1; ++step) {
+      MPI_Sendrecv(step == 0 ? at(1) : partial.data, int(block), type, right, 0, incoming.data, int(block), type,
+                   left, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      void* sum = step == size_ - 2 ? recv : partial.data;
+      add_blocks(dtype, sum, at(step + 2), incoming.data, block);
+    }
   }
 
   void all_gather(const void* send, void* recv, int64_t bytes, const char* what) override {

@@ -5,6 +5,7 @@
 // the pmap call rethrows the first failure.
 #include <omp.h>
 
+#include <algorithm>
 #include <atomic>
 #include <climits>
 #include <cstdlib>
@@ -12,6 +13,7 @@
 #include <optional>
 #include <thread>
 
+#include "core/array_impl.h"
 #include "distributed/replicas.h"
 #include "jx/config.h"
 #include "jx/lax.h"
@@ -48,6 +50,37 @@ Array replica_slice(const Array& x, int d, int64_t i) {
   return lax::squeeze(lax::slice_in_dim(x, i, i + 1, 1, d), {d});
 }
 
+// The caller's donated leaves give up their buffers, so that the replicas' slices (views
+// or aliases of them) are the only owners and each replica's jit may reuse its own. A
+// leaf also passed as an argument that is not donated keeps its buffer; one a replica
+// received as it is (same device) is deleted by that replica's jit.
+void delete_donated(const PmapOptions& opts, const std::vector<Array>& leaves, const tree::TreeDef& def,
+                    const std::vector<std::vector<Array>>& ins) {
+  if (opts.donate_argnums.empty()) return;
+  const std::vector<tree::TreeDef> args = def.children();
+  std::vector<bool> donated(leaves.size(), false);
+  size_t off = 0;
+  for (size_t a = 0; a < args.size(); ++a) {
+    const bool d = std::find(opts.donate_argnums.begin(), opts.donate_argnums.end(), int(a)) !=
+                   opts.donate_argnums.end();
+    for (size_t k = 0; k < args[a].num_leaves(); ++k) donated[off + k] = d;
+    off += args[a].num_leaves();
+  }
+  for (int a : opts.donate_argnums)
+    if (size_t(a) >= args.size())
+      throw ValueError(str("[pmap] donate_argnums holds ", a, " but '", pmap_name(opts), "' is called with ",
+                           args.size(), " arguments; give indices of its arguments"));
+  for (size_t k = 0; k < leaves.size(); ++k) {
+    if (!donated[k]) continue;
+    bool shared = false;
+    for (size_t m = 0; m < leaves.size(); ++m)
+      if (!donated[m] && leaves[m].impl() == leaves[k].impl()) shared = true;
+    for (const std::vector<Array>& replica : ins)
+      if (replica[k].impl() == leaves[k].impl()) shared = true;
+    if (!shared) leaves[k].impl()->buffer.reset();
+  }
+}
+
 }  // namespace
 
 bool under_transformation(const std::vector<Array>& leaves) {
@@ -82,8 +115,19 @@ int64_t axis_size(const PmapOptions& opts, const std::vector<Array>& leaves, con
   return n;
 }
 
+JitOptions replica_jit_options(const PmapOptions& opts) {
+  JitOptions j{.name = pmap_name(opts)};
+  for (int a : opts.donate_argnums) {
+    if (a < 0)
+      throw ValueError(str("[pmap] donate_argnums holds ", a, " for '", pmap_name(opts),
+                           "'; give non-negative argument indices"));
+    j.donate_argnums.push_back(a + 1);
+  }
+  return j;
+}
+
 std::vector<Array> run(const PmapOptions& opts, int64_t n, const std::vector<Array>& leaves,
-                       const std::vector<int>& in_dims, const ReplicaFn& replica,
+                       const tree::TreeDef& def, const std::vector<int>& in_dims, const ReplicaFn& replica,
                        const std::function<std::vector<int>()>& out_dims) {
   // Replica i computes on local device i: its arguments are put there.
   const std::vector<Device> mine = local_devices();
@@ -91,6 +135,7 @@ std::vector<Array> run(const PmapOptions& opts, int64_t n, const std::vector<Arr
   for (int64_t i = 0; i < n; ++i)
     for (size_t k = 0; k < leaves.size(); ++k)
       ins[size_t(i)].push_back(device_put(replica_slice(leaves[k], in_dims[k], i), mine[size_t(i)]));
+  delete_donated(opts, leaves, def, ins);
   // The axis spans every process' replicas (process-major), as the global device list.
   auto world = support::world();
   const int64_t processes = opts.axis_name.empty() ? 1 : support::process_count();

@@ -36,8 +36,9 @@ class Rendezvous {
   explicit Rendezvous(int64_t local, std::shared_ptr<support::ProcessGroup> world = nullptr);
   // Every replica's x, of every process, in global replica order.
   std::vector<Array> gather(int64_t slot, const Array& x, const char* op);
-  // The sum, max or min (prim Psum, Pmax, Pmin) of every replica's x.
-  Array reduce(int64_t slot, const Array& x, Prim prim, const char* op);
+  // The sum, max or min (prim Psum, Pmax, Pmin) of every replica's x. `x_is_free`: no one
+  // else holds x's buffer, so a process-wide reduction may run in place in it.
+  Array reduce(int64_t slot, const Array& x, Prim prim, const char* op, bool x_is_free = false);
   // The sum of every replica's x (leading dim a multiple of the process count), of which
   // this process keeps its block along dim 0 (rows [p, p + 1) * dim / processes): what
   // psum_scatter over dim 0 needs, at half an all-reduce's traffic. Null without processes

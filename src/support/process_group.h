@@ -21,7 +21,7 @@ class ProcessGroup {
   // for those the caller gathers and reduces itself).
   virtual bool can_reduce(DType dtype) const = 0;
   // recv = the elementwise reduction over the processes of every process' send (`count`
-  // elements of `dtype`). `what` names the operation in errors; every process must make
+  // elements of `dtype`); recv == send reduces in place. `what` names the operation in errors; every process must make
   // the same calls in the same order (checked: a mismatch throws DistributedError naming
   // both sides).
   virtual void all_reduce(const void* send, void* recv, int64_t count, DType dtype, Reduce op,

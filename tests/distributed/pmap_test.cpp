@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "jx/jx.h"
+#include "core/array_impl.h"
 #include "jx/parallel.h"
 #include "testing/check_grads.h"
 
@@ -235,6 +236,41 @@ TEST_F(Pmap, EqualsVmapWithoutCollectivesAndHonorsAxes) {
   EXPECT_EQ(values(p1), values(jnp::transpose(x * 2.0f)));
   Array total = jx::pmap([](const Array& a) { return lax::psum(a, "i"); }, {.axis_name = "i", .out_axes = jx::none})(x);
   EXPECT_EQ(values(total), values(x.sum(std::vector<int64_t>{0})));
+}
+
+// donate_argnums as jit's: the caller's arrays are deleted, the values are those of the
+// same step without donation, and a single replica that owns the buffer updates it in
+// place. Replicas that share one unmapped argument each work on a copy.
+TEST_F(Pmap, DonatedArgumentsAreConsumedAndReusedInPlace) {
+  auto step = [](const Array& p, const Array& g) { return p - lax::pmean(g, "i") * 0.5f; };
+  for (int64_t n : {1, 2, 3}) {
+    auto plain = jx::pmap(step, {.axis_name = "i", .in_axes = {jx::none, 0}, .out_axes = jx::none});
+    auto donating = jx::pmap(step, {.axis_name = "i", .in_axes = {jx::none, 0}, .out_axes = jx::none,
+                                    .donate_argnums = {0}});
+    Array g = input(n, {1000});
+    Array want = plain(jnp::ones({1000}), g);
+    Array p = jnp::ones({1000}) * 1.0f;
+    const void* buffer = jx::detail::raw_data(p);
+    Array q = donating(p, g);
+    EXPECT_FALSE(p.is_concrete()) << n;
+    EXPECT_THROW(p + 1.0f, jx::Error);
+    EXPECT_EQ(values(q), values(want)) << n;
+    if (n == 1) {
+      EXPECT_EQ(jx::detail::raw_data(q), buffer) << "updated in place";
+    }
+    EXPECT_EQ(values(g), values(input(n, {1000})));  // not donated
+  }
+  // Mapped donated arguments, and one passed twice (donated and not): kept for the other.
+  Array x = input(2, {3});
+  Array doubled = jx::pmap([](const Array& a) { return a * 2.0f; }, {.donate_argnums = {0}})(x);
+  EXPECT_FALSE(x.is_concrete());
+  EXPECT_EQ(values(doubled), values(input(2, {3}) * 2.0f));
+  Array y = input(2, {3});
+  Array sum = jx::pmap([](const Array& a, const Array& b) { return a + b; }, {.donate_argnums = {0}})(y, y);
+  EXPECT_TRUE(y.is_concrete());
+  EXPECT_EQ(values(sum), values(input(2, {3}) * 2.0f));
+  EXPECT_THROW(jx::pmap([](const Array& a) { return a; }, {.donate_argnums = {1}})(input(1, {1})), jx::ValueError);
+  EXPECT_THROW(jx::pmap([](const Array& a) { return a; }, {.donate_argnums = {-1}}), jx::ValueError);
 }
 
 Array loss_fn(const Array& w, const Array& x, const Array& y) { return jnp::mean(jnp::square(jnp::matmul(x, w) - y)); }
