@@ -52,11 +52,12 @@ std::string plan_program(Program& p, const std::string& name, bool kernels) {
 
 std::shared_ptr<const Executable> compile(const ir::Jaxpr& j, const CompileOptions& opts) {
   Program p;
-  p.jaxpr = optimize(j, opts.name);
+  p.jaxpr = optimize(j, opts.name, /*for_kernels=*/true);
   p.donate = opts.donate;
   std::string why = plan_program(p, opts.name, true);
   if (!why.empty()) {
     report_fallback_once(why);
+    p.jaxpr = optimize(j, opts.name);  // without copies that only kernels profit from
     plan_program(p, opts.name, false);
     p.header = "interpreted (no compiled kernels)";
   }

@@ -3,7 +3,8 @@
 // joining creates no cycle between steps; otherwise it starts a group of its own, whose
 // domain is its output shape (for a reduction: its operand's shape). A consumer of two
 // groups with the same domain merges them (the elementwise chain tanh(x*1.5+0.5) *
-// sigmoid(x) is one kernel although sigmoid(x) starts apart from the tanh chain).
+// sigmoid(x) is one kernel although sigmoid(x) starts apart from the tanh chain). When
+// joining all its operands' groups fails, an equation joins the largest subset that works.
 //
 // A splat (broadcast_in_dim of a literal: the zeros of a ReLU's gradient) belongs to no
 // group: every kernel that reads it computes it as an immediate, so it is never written by
@@ -25,7 +26,7 @@ using ops::Prim;
 using Map = std::vector<int>;
 using ops::Aval;
 
-enum class Role { Library, Elementwise, Iota, View, Reduce };
+using Role = FusionRole;
 
 bool is_fusible_reduce(Prim p) {
   switch (p) {
@@ -109,6 +110,9 @@ struct Target {
   std::vector<bool> reduced;
   std::function<bool(int)> inside;
 };
+
+// Beyond this many candidate groups, join_largest_subset tries only all and each alone.
+constexpr size_t kMaxSubsetCandidates = 6;
 
 class Fuser {
  public:
@@ -453,6 +457,34 @@ class Fuser {
     return true;
   }
 
+  // Joins the largest subset of the candidate groups that works: all, then every subset
+  // one smaller (in lexicographic order of positions), and so on. Taking the first
+  // single candidate would leave the others' groups behind as kernels of their own.
+  bool join_largest_subset(int eqn, Role role, const std::vector<int>& cands) {
+    const size_t n = cands.size();
+    if (n > kMaxSubsetCandidates) {  // too many subsets: all, then each alone
+      if (try_join(eqn, role, std::set<int>(cands.begin(), cands.end()))) return true;
+      for (int g : cands)
+        if (try_join(eqn, role, {g})) return true;
+      return false;
+    }
+    for (size_t k = n; k >= 1; --k) {
+      std::vector<size_t> pos(k);  // the subset's positions, increasing
+      for (size_t i = 0; i < k; ++i) pos[i] = i;
+      while (true) {
+        std::set<int> M;
+        for (size_t i : pos) M.insert(cands[i]);
+        if (try_join(eqn, role, M)) return true;
+        size_t i = k;  // advance to the next combination
+        while (i > 0 && pos[i - 1] == n - k + i - 1) --i;
+        if (i == 0) break;
+        ++pos[i - 1];
+        for (size_t q = i; q < k; ++q) pos[q] = pos[q - 1] + 1;
+      }
+    }
+    return false;
+  }
+
   void add_eqn(int eqn) {
     const ir::Eqn& e = j_.eqns[size_t(eqn)];
     Role role = opts_.kernels ? role_of(j_, e) : Role::Library;
@@ -472,9 +504,7 @@ class Fuser {
           std::find(cands.begin(), cands.end(), g) == cands.end())
         cands.push_back(g);
     }
-    if (cands.size() > 1 && try_join(eqn, role, std::set<int>(cands.begin(), cands.end()))) return;
-    for (int g : cands)
-      if (try_join(eqn, role, {g})) return;
+    if (join_largest_subset(eqn, role, cands)) return;
     // A group of its own, on its own domain.
     const Shape& S = shape_of(e.outputs[0]);
     if (role == Role::Reduce) {
@@ -620,6 +650,8 @@ bool FusedStep::has_reduction() const {
 
 // Half types run as library calls under jit: generated code has no arithmetic for them.
 bool codegen_dtype(DType t) { return t != DType::Float16 && t != DType::BFloat16; }
+
+FusionRole fusion_role(const ir::Jaxpr& j, const ir::Eqn& e) { return role_of(j, e); }
 
 FusionPlan fuse(const ir::Jaxpr& j, const FusionOptions& opts) { return Fuser(j, opts).run(); }
 

@@ -47,6 +47,11 @@ struct FusionOptions {
 
 FusionPlan fuse(const ir::Jaxpr& j, const FusionOptions& opts = {});
 
+// How fuse() treats an equation: a library call, or a kernel member of one of these kinds
+// (View: broadcast_in_dim, squeeze, reshape; a splat is a View of a literal).
+enum class FusionRole { Library, Elementwise, Iota, View, Reduce };
+FusionRole fusion_role(const ir::Jaxpr& j, const ir::Eqn& e);
+
 // Element types that generated code handles (bool, 8-64 bit ints, float, double); a
 // float16/bfloat16 value stays in library calls.
 bool codegen_dtype(DType t);

@@ -3,7 +3,8 @@
 // the convolution epilogues and the per-example rewrites then repeat until a whole round
 // changes nothing (each can
 // expose work for the others: folding makes `x * 1` visible to simplify, simplify leaves
-// dead producers, an epilogue leaves the convolution it replaced to DCE).
+// dead producers, an epilogue leaves the convolution it replaced to DCE). For compiled
+// kernels, cheap producers are then duplicated once per reader (pass_duplicate.cpp).
 #include "compiler/pipeline.h"
 
 #include <atomic>
@@ -76,7 +77,8 @@ using SubCache = std::map<const ir::Jaxpr*, std::shared_ptr<const ir::Jaxpr>>;
 
 class Run {
  public:
-  Run(std::string name, bool dump) : name_(file_safe(name)), log_(env_flag("JX_LOG_PASSES")) {
+  Run(std::string name, bool dump, bool for_kernels)
+      : name_(file_safe(name)), log_(env_flag("JX_LOG_PASSES")), for_kernels_(for_kernels) {
     const char* dir = std::getenv("JX_DUMP_DIR");
     if (dump && dir && *dir) dump_dir_ = dir;
   }
@@ -90,6 +92,8 @@ class Run {
       for (size_t i = 1; i < default_pipeline().size(); ++i) j = stage(default_pipeline()[i], j);
       if (passes::same_jaxpr(before, j)) break;
     }
+    // Once, outside the loop: CSE would merge the copies again.
+    if (for_kernels_) j = stage({"duplicate", duplicate_cheap_producers}, j);
     return j;
   }
 
@@ -152,7 +156,7 @@ class Run {
           auto& slot = sub_cache_[sub.get()];
           if (!slot) {
             KeepClosed closed;
-            slot = std::make_shared<const ir::Jaxpr>(Run(name_ + "." + ops::name(e.prim), false).run(*sub));
+            slot = std::make_shared<const ir::Jaxpr>(Run(name_ + "." + ops::name(e.prim), false, for_kernels_).run(*sub));
           }
           optimized.push_back(slot);
         }
@@ -165,6 +169,7 @@ class Run {
 
   std::string name_;
   bool log_;
+  bool for_kernels_;
   std::string dump_dir_;
   int stage_ = 0;
   SubCache sub_cache_;
@@ -185,6 +190,8 @@ const std::vector<Pass>& default_pipeline() {
   return passes;
 }
 
-ir::Jaxpr optimize(const ir::Jaxpr& j, const std::string& name) { return Run(name, true).run(j); }
+ir::Jaxpr optimize(const ir::Jaxpr& j, const std::string& name, bool for_kernels) {
+  return Run(name, true, for_kernels).run(j);
+}
 
 }  // namespace jx::compiler
