@@ -10,7 +10,9 @@
 // turns, and prints the throughput ratio.
 //
 //   OMP_NUM_THREADS=2 build/bench/bench_data_parallel [--batch=128] [--steps=30] [--pmap=1]
-//   (--pmap=1: the pmapped step in one process, to separate pmap's cost from MPI's)
+//   (--pmap=1: the pmapped step in one process, to separate pmap's cost from MPI's;
+//    --shard-update=1: the weight update sharded over the processes, ZeRO-1;
+//    --checksum=1: print sum(|p|) per parameter at the end, to compare the two updates)
 //   mpirun -np 2 --bind-to core -x OMP_NUM_THREADS=1 build/bench/bench_data_parallel
 #include <mpi.h>
 #include <omp.h>
@@ -101,6 +103,60 @@ int main(int argc, char** argv) {
     return 0;
   }
 
+  if (flag(argc, argv, "shard-update", 0)) {
+    // Weight-update sharding (ZeRO-1; XLA's cross-replica sharding of the weight update):
+    // each process reduce-scatters the gradients, clips and updates 1/P of every parameter
+    // with AdamW state for that part only, and all-gathers the new parameters. The same
+    // arithmetic per element as the replicated step; the global norm sums P partial sums.
+    namespace optim = jx::optim;
+    const optim::GradientTransformation adamw = optim::adamw(1e-3, {.weight_decay = 1e-4});
+    const int64_t P = processes, me = jx::process_index();
+    auto shard_of = [&](const Array& a) { return a.reshape({P, a.size() / P})(me).reshape({1, a.size() / P}); };
+    Tree params = state.params;
+    const Tree param_shards = jx::tree::map(shard_of, params);
+    Tree shards{{"params", param_shards},
+                {"opt", jx::tree::map([](const Array& a) { return jnp::expand_dims(a, 0); },
+                                      adamw.init(jx::tree::map([](const Array& a) { return a(0); }, param_shards)))}};
+    auto sharded_step = jx::pmap(
+        [adamw](const Tree& full, const Tree& mine, const Array& x, const Array& y, const Array& k) {
+          auto [loss, grads] = bench::cnn_loss_and_grads(full, x, y, k);
+          const int64_t n = jx::lax::axis_size("batch");
+          Tree g = jx::tree::map([&](const Array& a) {
+            return jx::lax::psum_scatter(a.reshape({n, a.size() / n}), "batch") / float(n);
+          }, grads);
+          // clip_by_global_norm(1.0) over the whole gradient: the partial sums of squares, summed.
+          Array sq = jnp::zeros({});
+          for (const Array& a : jx::tree::leaves(g)) sq = sq + jnp::sum(jnp::square(a));
+          const Array norm = jnp::sqrt(jx::lax::psum(sq, "batch"));
+          g = jx::tree::map([&](const Array& t) { return jnp::where(norm < 1.0f, t, (t / norm) * 1.0f); }, g);
+          auto [updates, opt] = adamw.update(g, mine["opt"], mine["params"]);
+          Tree p = optim::apply_updates(mine["params"], updates);
+          Tree gathered = jx::tree::map([](const Array& a, const Array& like) {
+            return jx::lax::all_gather(a, "batch", 0, true).reshape(like.shape());
+          }, p, full);
+          return std::make_tuple(gathered, Tree{{"params", p}, {"opt", opt}}, jx::lax::pmean(loss, "batch"));
+        },
+        {.axis_name = "batch",
+         .in_axes = {jx::none, 0, 0, 0, jx::none},
+         .out_axes = {jx::none, 0, jx::none},
+         .donate_argnums = {0, 1}});
+    const double ms = time_ms(5, int(steps), [&](int i) {
+      auto [x, y] = batch_of(i);
+      auto [next, next_shards, loss] = sharded_step(params, shards, x.reshape({1, mine, 28, 28, 1}),
+                                                    y.reshape({1, mine}), jr::fold_in(dropout_key, uint32_t(i)));
+      params = std::move(next);
+      shards = std::move(next_shards);
+      loss.item<float>();
+    });
+    if (flag(argc, argv, "checksum", 0) && jx::process_index() == 0)
+      for (const Array& a : jx::tree::leaves(params)) std::printf("checksum %.9g\n", jnp::sum(jnp::abs(a)).item<float>());
+    if (jx::process_index() == 0)
+      std::printf("%d processes, %d thread(s) each, sharded update: batch %lld (%lld each), %.2f ms/step, "
+                  "%.0f images/s\n", processes, omp_get_max_threads(), (long long)batch, (long long)mine, ms,
+                  double(batch) / ms * 1e3);
+    return 0;
+  }
+
   // Data-parallel: one device per process (JX_NUM_CPU_DEVICES unset), axis "batch".
   auto step = jx::pmap(
       [](const jx::optim::TrainState& s, const Array& x, const Array& y, const Array& k) {
@@ -115,6 +171,8 @@ int main(int argc, char** argv) {
     state = std::move(next);
     loss.item<float>();
   });
+  if (flag(argc, argv, "checksum", 0) && jx::process_index() == 0)
+    for (const Array& a : jx::tree::leaves(state.params)) std::printf("checksum %.9g\n", jnp::sum(jnp::abs(a)).item<float>());
 
   // The all-reduce alone: jx's pmean over a gradient-shaped tree, and MPI on the same floats.
   const Tree grads = jx::tree::map([](const Array& a) { return a.reshape([&] {

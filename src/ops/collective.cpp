@@ -144,6 +144,19 @@ Array Rendezvous::reduce(int64_t slot, const Array& x, Prim prim, const char* op
   })[0];
 }
 
+Array Rendezvous::gather_outermost(int64_t slot, const Array& x, const Shape& shape, const char* op) {
+  if (!world_ || n_ != 1) return Array();
+  return meet(slot, x, op, [&](const std::vector<Array>& local) {
+    const Array& mine = local[0];
+    Array out = detail::empty_array(shape, mine.dtype(), mine.weak_type());
+    const size_t bytes = mine.nbytes();
+    char* at = detail::data<char>(out) + size_t(world_->rank()) * bytes;
+    if (bytes) std::memcpy(at, detail::raw_data(mine), bytes);
+    world_->all_gather(at, detail::raw_data(out), int64_t(bytes), op);  // in place
+    return std::vector<Array>{out};
+  })[0];
+}
+
 Array Rendezvous::reduce_scatter(int64_t slot, const Array& x, const char* op) {
   const int64_t processes = world_ ? world_->size() : 1;
   if (processes == 1 || !world_->can_reduce(x.dtype()) || x.ndim() == 0 || x.shape()[0] % processes != 0)
@@ -344,8 +357,21 @@ void reduce_impl(std::span<const Array> in, std::span<Array> out, const Params& 
 }
 
 void all_gather_impl(std::span<const Array> in, std::span<Array> out, const Params& p) {
-  auto [all, i] = exchange("all_gather", p, in[0]);
   const int64_t d = p.i("all_gather_dimension");
+  // Along the outermost dim (untiled, or tiled over dim 0) the result is the replicas' x
+  // end to end: one in-place transfer straight into it.
+  if (d == 0) {
+    const cl::NamedAxis& axis = replica_axis("all_gather", p);
+    Shape shape = in[0].shape();
+    if (p.b("tiled")) shape[0] *= axis.size;
+    else shape.insert(0, axis.size);
+    Array gathered = axis.rendezvous->gather_outermost(axis.slot, in[0], shape, "all_gather");
+    if (gathered.valid()) {
+      out[0] = gathered;
+      return;
+    }
+  }
+  auto [all, i] = exchange("all_gather", p, in[0]);
   if (!p.b("tiled"))
     for (Array& a : all) a = lax::expand_dims(a, {d});
   out[0] = lax::concatenate(all, d);

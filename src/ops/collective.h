@@ -36,6 +36,11 @@ class Rendezvous {
   explicit Rendezvous(int64_t local, std::shared_ptr<support::ProcessGroup> world = nullptr);
   // Every replica's x, of every process, in global replica order.
   std::vector<Array> gather(int64_t slot, const Array& x, const char* op);
+  // Every process' x (one replica per process) laid end to end in one new array of
+  // `shape` (x's bytes times the process count): all_gather along the outermost dim in
+  // a single transfer, without staging copies. Null where it does not apply (several
+  // local replicas, no processes to cross, a dtype the process group cannot move).
+  Array gather_outermost(int64_t slot, const Array& x, const Shape& shape, const char* op);
   // The sum, max or min (prim Psum, Pmax, Pmin) of every replica's x. `x_is_free`: no one
   // else holds x's buffer, so a process-wide reduction may run in place in it.
   Array reduce(int64_t slot, const Array& x, Prim prim, const char* op, bool x_is_free = false);

@@ -29,7 +29,8 @@ class ProcessGroup {
   // recv (count / size() elements) = block rank() of the elementwise sum over the processes
   // of send (count elements, a multiple of size()): half the traffic of all_reduce.
   virtual void reduce_scatter(const void* send, void* recv, int64_t count, DType dtype, const char* what) = 0;
-  // recv (size() * bytes) = every process' `bytes` bytes of send, in process order.
+  // recv (size() * bytes) = every process' `bytes` bytes of send, in process order; send
+  // may be recv's own block (recv + rank() * bytes).
   virtual void all_gather(const void* send, void* recv, int64_t bytes, const char* what) = 0;
   // Returns once every process has called it.
   virtual void barrier(const char* what) = 0;

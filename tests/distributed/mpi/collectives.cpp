@@ -120,6 +120,31 @@ TEST(Mpi, DonatedParametersUpdateLikeUndonatedOnes) {
   }
 }
 
+// The weight update sharded over the replicas (ZeRO-1, bench_data_parallel
+// --shard-update): reduce-scatter the gradient, update this replica's part, all-gather the
+// parameters. It must equal the replicated update (pmean, then the same update everywhere).
+TEST(Mpi, ShardedUpdateEqualsReplicatedUpdate) {
+  const int64_t G = global(), size = 6 * G;
+  auto grad_of = [](const Array& p, const Array& x) { return jnp::sin(p * x) * x; };  // per replica
+  auto replicated = jx::pmap(
+      [&](const Array& p, const Array& x) { return p - lax::pmean(grad_of(p, x), "i") * 0.1f; },
+      {.axis_name = "i", .in_axes = {jx::none, 0}, .out_axes = jx::none});
+  auto sharded = jx::pmap(
+      [&](const Array& p, const Array& x) {
+        const Array g = lax::psum_scatter(grad_of(p, x).reshape({G, size / G}), "i") / float(G);
+        const Array mine = lax::dynamic_index_in_dim(p.reshape({G, size / G}), lax::axis_index("i"), 0, false);
+        return lax::all_gather(mine - g * 0.1f, "i", 0, true);
+      },
+      {.axis_name = "i", .in_axes = {jx::none, 0}, .out_axes = jx::none});
+  Array p = jnp::arange(size).astype(jx::float32) * 0.01f, q = p;
+  for (int step = 0; step < 3; ++step) {
+    const Array x = jnp::cos(jnp::arange(local() * size).astype(jx::float32) + float(step + first())).reshape({local(), size});
+    p = replicated(p, x);
+    q = sharded(q, x);
+  }
+  EXPECT_TRUE(jnp::allclose(p, q, 1e-6, 1e-7).item<bool>()) << jnp::max(jnp::abs(p - q)).item<float>();
+}
+
 TEST(Mpi, GatherScatterPermute) {
   const int64_t G = global();
   // all_gather: every replica sees the whole table, stacked or tiled.
