@@ -104,48 +104,30 @@ int main(int argc, char** argv) {
   }
 
   if (flag(argc, argv, "shard-update", 0)) {
-    // Weight-update sharding (ZeRO-1; XLA's cross-replica sharding of the weight update):
-    // each process reduce-scatters the gradients, clips and updates 1/P of every parameter
-    // with AdamW state for that part only, and all-gathers the new parameters. The same
-    // arithmetic per element as the replicated step; the global norm sums P partial sums.
+    // Weight-update sharding (optim/sharded.h, ZeRO-1; XLA's cross-replica sharding of the
+    // weight update): each process reduce-scatters the gradients, clips and updates its
+    // block of every parameter with AdamW state for that block only, and all-gathers the new
+    // parameters; what train_cnn --data-parallel runs.
     namespace optim = jx::optim;
-    const optim::GradientTransformation adamw = optim::adamw(1e-3, {.weight_decay = 1e-4});
-    const int64_t P = processes, me = jx::process_index();
-    auto shard_of = [&](const Array& a) { return a.reshape({P, a.size() / P})(me).reshape({1, a.size() / P}); };
-    Tree params = state.params;
-    const Tree param_shards = jx::tree::map(shard_of, params);
-    Tree shards{{"params", param_shards},
-                {"opt", jx::tree::map([](const Array& a) { return jnp::expand_dims(a, 0); },
-                                      adamw.init(jx::tree::map([](const Array& a) { return a(0); }, param_shards)))}};
+    const optim::GradientTransformation tx = state.tx;
+    jx::Tree params = state.params;
+    jx::Tree blocks = optim::shard_update_state(tx, params, state.opt_state);
     auto sharded_step = jx::pmap(
-        [adamw](const Tree& full, const Tree& mine, const Array& x, const Array& y, const Array& k) {
+        [tx](const Tree& full, const Tree& block, const Array& x, const Array& y, const Array& k) {
           auto [loss, grads] = bench::cnn_loss_and_grads(full, x, y, k);
-          const int64_t n = jx::lax::axis_size("batch");
-          Tree g = jx::tree::map([&](const Array& a) {
-            return jx::lax::psum_scatter(a.reshape({n, a.size() / n}), "batch") / float(n);
-          }, grads);
-          // clip_by_global_norm(1.0) over the whole gradient: the partial sums of squares, summed.
-          Array sq = jnp::zeros({});
-          for (const Array& a : jx::tree::leaves(g)) sq = sq + jnp::sum(jnp::square(a));
-          const Array norm = jnp::sqrt(jx::lax::psum(sq, "batch"));
-          g = jx::tree::map([&](const Array& t) { return jnp::where(norm < 1.0f, t, (t / norm) * 1.0f); }, g);
-          auto [updates, opt] = adamw.update(g, mine["opt"], mine["params"]);
-          Tree p = optim::apply_updates(mine["params"], updates);
-          Tree gathered = jx::tree::map([](const Array& a, const Array& like) {
-            return jx::lax::all_gather(a, "batch", 0, true).reshape(like.shape());
-          }, p, full);
-          return std::make_tuple(gathered, Tree{{"params", p}, {"opt", opt}}, jx::lax::pmean(loss, "batch"));
+          auto [next, next_block] = optim::sharded_apply_gradients(tx, grads, block, full, "batch");
+          return std::make_tuple(next, next_block, jx::lax::pmean(loss, "batch"));
         },
         {.axis_name = "batch",
          .in_axes = {jx::none, 0, 0, 0, jx::none},
          .out_axes = {jx::none, 0, jx::none},
-         .donate_argnums = {0, 1}});
+         .donate_argnums = {1}});
     const double ms = time_ms(5, int(steps), [&](int i) {
       auto [x, y] = batch_of(i);
-      auto [next, next_shards, loss] = sharded_step(params, shards, x.reshape({1, mine, 28, 28, 1}),
+      auto [next, next_blocks, loss] = sharded_step(params, blocks, x.reshape({1, mine, 28, 28, 1}),
                                                     y.reshape({1, mine}), jr::fold_in(dropout_key, uint32_t(i)));
       params = std::move(next);
-      shards = std::move(next_shards);
+      blocks = std::move(next_blocks);
       loss.item<float>();
     });
     if (flag(argc, argv, "checksum", 0) && jx::process_index() == 0)

@@ -4,16 +4,18 @@
 # --resume. The metrics of every epoch (losses and accuracies, not the times) and the final
 # state (parameters, optimizer state, and whatever else the state holds, such as BatchNorm's
 # batch_stats) must be the same, byte for byte.
-# Usage: resume_check.sh PROGRAM WORK_DIR [KEY]   (KEY: a leaf name the final state must hold)
+# Usage: resume_check.sh PROGRAM WORK_DIR [KEY [FLAGS...]]   (KEY: a leaf name the final
+# state must hold, or ""; FLAGS: more flags for every run, such as --data-parallel)
 set -euo pipefail
 exe=$1
 work=$2
 key=${3:-}
+shift $(($# < 3 ? $# : 3))
 data=/usr/share/datasets/fashion-mnist
 [ -d "$data" ] || { echo "SKIP: no Fashion-MNIST in $data (scripts/install-deps installs it)"; exit 77; }
 rm -rf "$work"
 mkdir -p "$work"
-args=(--limit 640 --batch-size 64 --seed 3)
+args=(--limit 640 --batch-size 64 --seed 3 "$@")
 "$exe" "${args[@]}" --epochs 2 --out "$work/straight" > "$work/straight.log"
 "$exe" "${args[@]}" --epochs 1 --out "$work/resumed" > "$work/first.log"
 "$exe" "${args[@]}" --epochs 2 --out "$work/resumed" --resume > "$work/second.log"

@@ -3,7 +3,7 @@
 # Fashion-MNIST, without dropout (each device draws its own dropout mask, so masks could
 # not match one device's), once on one device and once pmapped over 2 CPU devices. The
 # training loss must agree to 1e-5 relative and the test accuracy exactly: the pmapped
-# step averages the two halves' gradients (pmean), which is the full batch's gradient up
+# step averages the two halves' gradients (reduce-scattered), which is the full batch's gradient up
 # to float rounding.
 # Usage: data_parallel_check.sh PROGRAM WORK_DIR
 set -euo pipefail

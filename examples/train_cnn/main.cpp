@@ -105,27 +105,41 @@ int main(int argc, char** argv) {
         return std::make_tuple(s.apply_gradients(grads), loss, correct);
       },
       {.donate_argnums = {0}, .name = "train_step"});
-  // Data-parallel (jax.pmap): each device takes a slice of the batch, the gradients are
-  // averaged over the devices of every process (pmean), and every device applies the same
-  // update, so the state stays replicated (out_axes none; donated, so that one device per
-  // process updates it in place). Each device draws its dropout
+  // Data-parallel (jax.pmap): each device takes a slice of the batch and computes its
+  // gradients; the update is sharded (optim/sharded.h, ZeRO-1): the gradients are
+  // reduce-scattered over the devices of every process, device i updates block i of every
+  // parameter with the optimizer state of that block only, and the new parameters are
+  // all-gathered, so params stay replicated (out_axes none) and each device does 1/n of
+  // AdamW's work. Donated, so that the update runs in place. Each device draws its dropout
   // mask from fold_in(key, global device index), as JAX programs do.
   const int devices = opt.data_parallel ? jx::local_device_count() : 1;
   auto parallel_step = jx::pmap(
-      [local_step](const optim::TrainState& s, const Array& images, const Array& labels, const Array& key) {
+      [local_step, tx](const optim::TrainState& s, const Tree& block, const Array& images, const Array& labels,
+                       const Array& key) {
         Array mine = jr::fold_in(key, jx::lax::axis_index("batch").astype(jx::DType::UInt32));
         auto [grads, loss, correct] = local_step(s, images, labels, mine);
-        grads = jx::lax::pmean(grads, "batch");
-        return std::make_tuple(s.apply_gradients(grads), jx::lax::pmean(loss, "batch"),
-                               jx::lax::psum(correct, "batch"));
+        auto [params, next_block] = optim::sharded_apply_gradients(tx, grads, block, s.params, "batch");
+        return std::make_tuple(params, next_block, jx::lax::pmean(loss, "batch"), jx::lax::psum(correct, "batch"));
       },
       {.axis_name = "batch",
-       .in_axes = {jx::none, 0, 0, jx::none},
-       .out_axes = jx::none,
+       .in_axes = {jx::none, 0, 0, 0, jx::none},
+       .out_axes = {jx::none, 0, jx::none, jx::none},
        .name = "train_step",
-       .donate_argnums = {0}});
-  auto step = [&](const optim::TrainState& s, const Array& images, const Array& labels, const Array& key) {
-    if (!opt.data_parallel) return train_step(s, images, labels, key);
+       .donate_argnums = {1}});
+  // The whole optimizer state from the devices' blocks, for a checkpoint (which then
+  // restores on any number of processes and devices).
+  auto gather_opt_state = jx::pmap(
+      [tx](const Tree& block, const Tree& params) { return optim::gather_opt_state(tx, block, params, "batch"); },
+      {.axis_name = "batch", .in_axes = {0, jx::none}, .out_axes = jx::none, .name = "gather_opt_state"});
+  Tree blocks;  // this process' devices' blocks of the update (data-parallel only)
+  // Runs one step on the batch, updating `state` (and `blocks`); returns the loss and the
+  // number of right answers.
+  auto step = [&](const Array& images, const Array& labels, const Array& key) {
+    if (!opt.data_parallel) {
+      auto [next, loss, right] = train_step(state, images, labels, key);
+      state = std::move(next);
+      return std::make_pair(loss, right);
+    }
     // Device d takes examples d, d + devices, ... of the batch, as process p takes examples
     // p, p + processes, ... of the data (shard): so the devices of K processes x 1 device
     // see the same examples as K devices in one process.
@@ -134,7 +148,11 @@ int main(int argc, char** argv) {
       for (int64_t d = 1; d < a.ndim(); ++d) shape.push_back(a.shape(d));
       return a.reshape(shape).swapaxes(0, 1);
     };
-    return parallel_step(s, split(images), split(labels), key);
+    auto [params, next_blocks, loss, right] = parallel_step(state, blocks, split(images), split(labels), key);
+    state.params = std::move(params);
+    state.step = state.step + 1;
+    blocks = std::move(next_blocks);
+    return std::make_pair(loss, right);
   };
   auto eval_step = jx::jit(
       [model](const Tree& params, const Array& images, const Array& labels) {
@@ -163,6 +181,10 @@ int main(int argc, char** argv) {
     return 0;
   }
   const int first_epoch = opt.resume ? examples::resume(checkpoints, opt.out, state, history) : 1;
+  if (opt.data_parallel) {  // the blocks of the state as it stands (fresh, or resumed from any process count)
+    blocks = optim::shard_update_state(tx, state.params, state.opt_state);
+    state.opt_state = Tree();  // in blocks; a checkpoint gathers it
+  }
   std::printf("CNN on Fashion-MNIST: %lld steps of %lld per epoch, %d epochs, adamw(%g), seed %u%s\n",
               (long long)steps_per_epoch, (long long)opt.batch_size, opt.epochs, opt.lr, opt.seed,
               opt.data_parallel ? (", data-parallel over " + std::to_string(jx::device_count()) + " devices" +
@@ -175,12 +197,12 @@ int main(int argc, char** argv) {
         train, epoch, opt, history,
         [&](const Tree& batch, int64_t global) {
           Array key = jr::fold_in(dropout_root, uint32_t(global));
-          auto [next, loss, right] = step(state, batch["image"].array(), batch["label"].array(), key);
-          state = std::move(next);
-          return std::make_pair(loss, right);
+          return step(batch["image"].array(), batch["label"].array(), key);
         },
         [&] { return evaluate(state.params); });
-    checkpoints.save_items(epoch, {{"state", Tree::from(state)}, {"history", examples::history_tree(history)}});
+    optim::TrainState saved = state;
+    if (opt.data_parallel) saved.opt_state = gather_opt_state(blocks, state.params);
+    checkpoints.save_items(epoch, {{"state", Tree::from(saved)}, {"history", examples::history_tree(history)}});
   }
   checkpoints.wait_until_finished();
 

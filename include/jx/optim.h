@@ -9,4 +9,5 @@
 #include "jx/optim/schedules.h"
 #include "jx/optim/transform.h"
 #include "jx/optim/transforms_more.h"
+#include "jx/optim/sharded.h"
 #include "jx/optim/train_state.h"

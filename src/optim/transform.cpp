@@ -7,6 +7,8 @@
 
 #include "jx/lax.h"
 #include "jx/numpy.h"
+#include "jx/optim/sharded.h"
+#include "jx/parallel.h"
 #include "optim/transforms_more_common.h"
 #include "support/str.h"
 
@@ -91,6 +93,8 @@ Array global_norm(const Tree& updates) {
     sum = first ? s : sum + s;
     first = false;
   }
+  // In a sharded update each replica holds blocks of the updates: the norm is of all of them.
+  if (const std::string* axis = detail::sharded_update_axis()) sum = lax::psum(sum, *axis);
   return jnp::sqrt(sum);
 }
 

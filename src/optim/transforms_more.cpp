@@ -4,6 +4,7 @@
 #include "jx/optim/transforms_more.h"
 
 #include "jx/lax.h"
+#include "jx/optim/sharded.h"
 #include "transforms_more_common.h"
 
 namespace jx::optim {
@@ -194,6 +195,7 @@ Array safe_norm(const Array& x, double min_norm) {
 GradientTransformation scale_by_trust_ratio(const TrustRatioOptions& o) {
   return {[](const Tree&) { return Tree::dict(); },
           [o](const Tree& updates, const Tree& state, const Tree& params) {
+            detail::require_whole_parameters("scale_by_trust_ratio");
             more::need_params(params, "scale_by_trust_ratio");
             Tree u = detail::map2(
                 [&](const Array& g, const Array& p) {
@@ -299,6 +301,7 @@ GradientTransformation scale_by_novograd(const NovogradOptions& o) {
             {"nu", detail::map([](const Array& p) { return jnp::zeros({}, p.dtype()); }, params)}};
       },
       [o](const Tree& updates, const Tree& state, const Tree& params) {
+        detail::require_whole_parameters("scale_by_novograd");
         const char* name = "scale_by_novograd";
         more::need_params(params, name);
         const Array count_inc = detail::safe_increment(field(state, "count", name).array());

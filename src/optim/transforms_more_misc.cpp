@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "jx/lax.h"
+#include "jx/optim/sharded.h"
 #include "jx/optim/transforms_more.h"
 #include "jx/random.h"
 #include "transforms_more_common.h"
@@ -81,6 +82,7 @@ GradientTransformation scale_by_factored_rms(const FactoredRmsOptions& o) {
         return Tree{{"count", detail::zero_count()}, {"v_row", v_row}, {"v_col", v_col}, {"v", v}};
       },
       [o, placeholder](const Tree& grads, const Tree& state, const Tree& params) {
+        detail::require_whole_parameters("scale_by_factored_rms");
         const char* name = "scale_by_factored_rms";
         more::need_params(params, name);
         const Array& count = field(state, "count", name).array();
@@ -133,6 +135,7 @@ GradientTransformation scale_by_factored_rms(const FactoredRmsOptions& o) {
 GradientTransformation scale_by_param_block_rms(double min_scale) {
   return {[](const Tree&) { return Tree::dict(); },
           [min_scale](const Tree& updates, const Tree& state, const Tree& params) {
+            detail::require_whole_parameters("scale_by_param_block_rms");
             more::need_params(params, "scale_by_param_block_rms");
             // Optax's safe_root_mean_squares: max(rms, min_scale) with a finite gradient at 0.
             Tree u = detail::map2(
@@ -150,6 +153,7 @@ GradientTransformation scale_by_param_block_rms(double min_scale) {
 GradientTransformation scale_by_param_block_norm(double min_scale) {
   return {[](const Tree&) { return Tree::dict(); },
           [min_scale](const Tree& updates, const Tree& state, const Tree& params) {
+            detail::require_whole_parameters("scale_by_param_block_norm");
             more::need_params(params, "scale_by_param_block_norm");
             Tree u = detail::map2(
                 [&](const Array& g, const Array& p) {
@@ -224,6 +228,7 @@ GradientTransformation clip_by_block_rms(double threshold) {
     throw ValueError(str("[optim.clip_by_block_rms] threshold must be > 0, got ", threshold));
   return {[](const Tree&) { return Tree::dict(); },
           [threshold](const Tree& updates, const Tree& state, const Tree&) {
+            detail::require_whole_parameters("clip_by_block_rms");
             Tree u = detail::map(
                 [&](const Array& g) {
                   return g / jnp::maximum(1.0, jnp::sqrt(jnp::mean(jnp::square(g))) / threshold);
@@ -260,6 +265,7 @@ GradientTransformation adaptive_grad_clip(double clipping, double eps,
                                           std::optional<std::vector<int64_t>> axis) {
   return {[](const Tree&) { return Tree::dict(); },
           [clipping, eps, axis](const Tree& updates, const Tree& state, const Tree& params) {
+            detail::require_whole_parameters("adaptive_grad_clip");
             more::need_params(params, "adaptive_grad_clip");
             Tree u = detail::map2(
                 [&](const Array& g, const Array& p) {
@@ -279,6 +285,7 @@ GradientTransformation adaptive_grad_clip(double clipping, double eps,
 GradientTransformation centralize() {
   return {[](const Tree&) { return Tree::dict(); },
           [](const Tree& updates, const Tree& state, const Tree&) {
+            detail::require_whole_parameters("centralize");
             Tree u = detail::map(
                 [](const Array& g) {
                   if (g.ndim() <= 1) return g;
