@@ -128,6 +128,9 @@ using ReplicaFn = std::function<std::vector<Array>(int64_t replica, const std::v
 
 // Whether pmap must run as vmap: a trace is current or an argument is traced.
 bool under_transformation(const std::vector<Array>& leaves);
+// Throws where pmap cannot run as vmap: its axis spans processes, whose slices one trace
+// cannot see.
+void check_vmappable(const PmapOptions& opts);
 // The mapped axis size, checked against the devices.
 int64_t axis_size(const PmapOptions& opts, const std::vector<Array>& leaves, const std::vector<int>& in_dims);
 // jit's options for the replicas' program: the name, and donate_argnums shifted past the
@@ -157,8 +160,10 @@ class Pmapped {
     auto [leaves, def] = tree::flatten(In(args...));
     ad::check_in_axes_count(opts_.in_axes, sizeof...(Args));
     std::vector<int> in_dims = ad::axes_for_leaves("in_axes", opts_.in_axes, def, leaves, 0);
-    if (pmap_detail::under_transformation(leaves))
+    if (pmap_detail::under_transformation(leaves)) {
+      pmap_detail::check_vmappable(opts_);
       return vmap(f_, {.in_axes = opts_.in_axes, .out_axes = opts_.out_axes, .axis_name = opts_.axis_name})(args...);
+    }
     const int64_t n = pmap_detail::axis_size(opts_, leaves, in_dims);
     std::shared_ptr<const tree::TreeDef> out_def;
     std::mutex mu;

@@ -19,6 +19,10 @@
 // same on every device, e.g. after psum). As pmap, each device runs f jitted on its own
 // thread, and under a transformation shard_map runs as nested vmaps with the mesh axis
 // names (the same values as one batched program), so grad and jit compose with it.
+//
+// In a multi-process run a mesh of every process' devices (make_mesh({process_count(),
+// local_device_count()}, ...) or {device_count()}) spans the processes: each process passes
+// and gets back the part of the global arrays its devices hold (docs/distributed.md).
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -41,8 +45,9 @@ struct Mesh {
   int64_t size() const;                 // the number of devices
   std::string str() const;              // "Mesh('x': 2, 'y': 3)"
 };
-// A mesh over the first prod(shape) local devices (ValueError when there are fewer, or
-// when names and shape disagree).
+// A mesh over the first prod(shape) local devices, or over every process' devices when
+// prod(shape) is device_count() (ValueError when there are fewer, or when names and shape
+// disagree).
 Mesh make_mesh(std::vector<int64_t> shape, std::vector<std::string> axis_names);
 
 // A partition spec: per dim, the mesh axes that split it (none: not split).

@@ -114,7 +114,9 @@ void add_blocks(DType dtype, void* sum, const void* a, const void* b, int64_t n)
 
 class MpiGroup final : public support::ProcessGroup {
  public:
-  MpiGroup(int rank, int size, double timeout) : rank_(rank), size_(size), timeout_(timeout) {}
+  MpiGroup(MPI_Comm comm, double timeout, std::shared_ptr<std::atomic<bool>> broken = nullptr)
+      : comm_(comm), rank_(rank_of(comm)), size_(size_of(comm)), timeout_(timeout),
+        broken_(broken ? std::move(broken) : std::make_shared<std::atomic<bool>>(false)) {}
   int rank() const override { return rank_; }
   int size() const override { return size_; }
 
@@ -130,7 +132,7 @@ class MpiGroup final : public support::ProcessGroup {
       const int n = int(std::min(step, count - at));
       const size_t off = size_t(at) * itemsize(dtype);
       MPI_Allreduce(send == recv ? MPI_IN_PLACE : static_cast<const char*>(send) + off, static_cast<char*>(recv) + off,
-                    n, type, mop, MPI_COMM_WORLD);
+                    n, type, mop, comm_);
     }
   }
 
@@ -158,7 +160,7 @@ class MpiGroup final : public support::ProcessGroup {
     auto at = [&](int k) { return in + size_t((rank_ + 2 * size_ - k) % size_) * bytes; };  // block rank - k
     for (int step = 0; step < size_ - 1; ++step) {
       MPI_Sendrecv(step == 0 ? at(1) : partial.data, int(block), type, right, 0, incoming.data, int(block), type,
-                   left, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                   left, 0, comm_, MPI_STATUS_IGNORE);
       void* sum = step == size_ - 2 ? recv : partial.data;
       add_blocks(dtype, sum, at(step + 2), incoming.data, block);
     }
@@ -172,7 +174,7 @@ class MpiGroup final : public support::ProcessGroup {
                                  "moves at most 2 GiB at once: split the array"));
     // Already in its place in recv: MPI's in-place form (0.58 against 1.02 ms for 6.4 MB).
     const bool in_place = send == static_cast<const char*>(recv) + size_t(rank_) * size_t(bytes);
-    MPI_Allgather(in_place ? MPI_IN_PLACE : send, int(bytes), MPI_BYTE, recv, int(bytes), MPI_BYTE, MPI_COMM_WORLD);
+    MPI_Allgather(in_place ? MPI_IN_PLACE : send, int(bytes), MPI_BYTE, recv, int(bytes), MPI_BYTE, comm_);
   }
 
   void barrier(const char* what) override {
@@ -180,8 +182,16 @@ class MpiGroup final : public support::ProcessGroup {
     agree(what, std::nullopt, 0);
   }
 
+  std::shared_ptr<support::ProcessGroup> split(int color, int key, const char* what) override {
+    std::lock_guard<std::mutex> g(mu_);
+    agree(what, std::nullopt, 0);  // every process is here, so MPI_Comm_split cannot hang
+    MPI_Comm sub = MPI_COMM_NULL;
+    MPI_Comm_split(comm_, color, key, &sub);
+    return std::make_shared<MpiGroup>(sub, timeout_, broken_);  // one broken flag for the run
+  }
+
   // After a timed-out exchange the processes are out of step: the job can only end.
-  bool broken() const { return broken_; }
+  bool broken() const { return *broken_; }
 
  private:
   MPI_Datatype reducible(DType dtype, const char* what) const {
@@ -193,7 +203,7 @@ class MpiGroup final : public support::ProcessGroup {
 
   // Every process is about to run the same transfer, or a DistributedError says which differ.
   void agree(const char* what, std::optional<DType> dtype, int64_t bytes) {
-    if (broken_)
+    if (*broken_)
       throw DistributedError(str("[", what, "] an earlier collective of process ", rank_, " timed out, so the "
                                  "processes are out of step; end the run (jx aborts it at exit)"));
     Header mine;
@@ -202,7 +212,7 @@ class MpiGroup final : public support::ProcessGroup {
     mine.bytes = bytes;
     std::vector<Header> all(static_cast<size_t>(size_));
     MPI_Request req;
-    MPI_Iallgather(&mine, sizeof(Header), MPI_BYTE, all.data(), sizeof(Header), MPI_BYTE, MPI_COMM_WORLD, &req);
+    MPI_Iallgather(&mine, sizeof(Header), MPI_BYTE, all.data(), sizeof(Header), MPI_BYTE, comm_, &req);
     wait(req, what);
     for (int p = 0; p < size_; ++p) {
       const Header& h = all[size_t(p)];
@@ -225,7 +235,7 @@ class MpiGroup final : public support::ProcessGroup {
       if (done) return;
       const auto waited = std::chrono::steady_clock::now() - start;
       if (waited > std::chrono::duration<double>(timeout_)) {
-        broken_ = true;
+        *broken_ = true;
         throw DistributedError(str("[", what, "] process ", rank_, " of ", size_, " waited ", timeout_,
                                    " s for the other processes to reach this collective. One of them is stuck "
                                    "or has left the run; raise JX_DISTRIBUTED_TIMEOUT if a step (or its first "
@@ -235,10 +245,24 @@ class MpiGroup final : public support::ProcessGroup {
     }
   }
 
+  static int rank_of(MPI_Comm c) {
+    int r = 0;
+    MPI_Comm_rank(c, &r);
+    return r;
+  }
+  static int size_of(MPI_Comm c) {
+    int n = 0;
+    MPI_Comm_size(c, &n);
+    return n;
+  }
+
+  // Sub-groups' communicators are never freed: MPI_Comm_free is collective, and a mesh's
+  // groups live as long as the process (shard_map caches them).
+  const MPI_Comm comm_;
   const int rank_, size_;
   const double timeout_;
   std::mutex mu_;
-  std::atomic<bool> broken_{false};
+  const std::shared_ptr<std::atomic<bool>> broken_;
 };
 
 std::mutex g_init_mu;
@@ -284,10 +308,8 @@ void initialize(const InitializeOptions& options) {
     throw DistributedError("[distributed::initialize] this MPI library does not support calls from several "
                            "threads (MPI_THREAD_SERIALIZED), which pmap's replica threads make");
   }
-  int rank = 0, size = 1;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  auto group = std::make_shared<MpiGroup>(rank, size, timeout);
+  auto group = std::make_shared<MpiGroup>(MPI_COMM_WORLD, timeout);
+  const int rank = group->rank(), size = group->size();
   // Every process must have the same number of local devices (the global list is
   // process-major, as JAX's).
   const int64_t mine = local_device_count();

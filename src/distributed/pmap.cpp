@@ -90,6 +90,14 @@ bool under_transformation(const std::vector<Array>& leaves) {
   return false;
 }
 
+void check_vmappable(const PmapOptions& opts) {
+  if (support::process_count() > 1 && !opts.axis_name.empty())
+    throw ValueError(str("[pmap] '", pmap_name(opts), "' maps axis '", opts.axis_name, "' across ",
+                         support::process_count(), " processes, but it is called under a transformation (jit, "
+                         "grad, vmap), which would run it as a vmap over this process' slices only; call the "
+                         "pmap outside them, with jit and grad inside f"));
+}
+
 int64_t axis_size(const PmapOptions& opts, const std::vector<Array>& leaves, const std::vector<int>& in_dims) {
   int64_t n = -1;
   for (size_t i = 0; i < leaves.size(); ++i) {

@@ -14,6 +14,7 @@
 #include "jx/lax.h"
 #include "jx/shard_map.h"
 #include "ops/collective.h"
+#include "support/process_group.h"
 #include "support/str.h"
 #include "transforms/batching.h"
 
@@ -42,9 +43,12 @@ Mesh make_mesh(std::vector<int64_t> shape, std::vector<std::string> axis_names) 
       if (m.axis_names[i] == m.axis_names[j])
         throw ValueError(str("[make_mesh] the axis name '", m.axis_names[i], "' appears twice"));
   }
-  if (m.size() > local_device_count())
+  // A mesh over this process' devices, or (in a multi-process run) over every process' devices.
+  if (m.size() > local_device_count() && m.size() != device_count())
     throw ValueError(str("[make_mesh] ", m.str(), " needs ", m.size(), " devices but this process has ",
-                         local_device_count(), "; set JX_NUM_CPU_DEVICES or jx::set_cpu_device_count"));
+                         local_device_count(), support::process_count() > 1 ? str(" and the run ", device_count()) : "",
+                         "; set JX_NUM_CPU_DEVICES or jx::set_cpu_device_count",
+                         support::process_count() > 1 ? ", or make a mesh of every process' devices" : ""));
   return m;
 }
 
@@ -176,6 +180,114 @@ const P& out_spec(const ShardMapOptions& o, size_t k, size_t num_outs) {
   return o.out_specs[k];
 }
 
+// A mesh of every process' devices (each process holds a block of it), not one process'.
+bool spans_processes(const Mesh& mesh) {
+  return support::process_count() > 1 && mesh.size() == device_count() && mesh.size() > local_device_count();
+}
+
+// The block of the mesh this process' devices fill: per axis, coordinates [lo, lo + len).
+// Process p holds devices p * L .. p * L + L - 1, row-major over the mesh; in the block,
+// local device i sits at row-major index i (a contiguous run of a row-major order that
+// fills a block is that block's own row-major order).
+struct Box {
+  std::vector<int64_t> lo, len;
+};
+
+Box local_box(const ShardMapOptions& o) {
+  const Mesh& mesh = o.mesh;
+  if (!spans_processes(mesh)) return Box{std::vector<int64_t>(mesh.shape.size(), 0), mesh.shape};
+  const int64_t L = local_device_count(), first = int64_t(support::process_index()) * L;
+  std::vector<int64_t> lo = coords_of(mesh, first), hi = lo;
+  for (int64_t d = first; d < first + L; ++d) {
+    const std::vector<int64_t> c = coords_of(mesh, d);
+    for (size_t m = 0; m < c.size(); ++m) lo[m] = std::min(lo[m], c[m]), hi[m] = std::max(hi[m], c[m]);
+  }
+  Box b{lo, {}};
+  int64_t count = 1;
+  for (size_t m = 0; m < lo.size(); ++m) count *= b.len.emplace_back(hi[m] - lo[m] + 1);
+  if (count != L)
+    throw ValueError(str("[", op_name(o), "] in ", mesh.str(), " the devices of process ", support::process_index(),
+                         " (", first, " to ", first + L - 1, ") do not fill a block of the mesh; order the axes so "
+                         "that they do (the axis across processes first, e.g. make_mesh({process_count(), "
+                         "local_device_count()}, ...))"));
+  return b;
+}
+
+// Across processes each passes (and gets back) the part of a global array its devices hold,
+// which must be one block of it: along each dim, the blocks of the axes splitting it
+// (first axis major) must be contiguous on this process.
+void check_local_part(const ShardMapOptions& o, const Box& box, const P& spec, const char* what) {
+  for (size_t d = 0; d < spec.dims().size(); ++d) {
+    // Block index = c1 * (n2 * ... * nk) + ... + ck over the dim's axes: the process' indices
+    // are contiguous when every axis after the first one it holds several of is whole.
+    bool spread = false;
+    for (const std::string& a : spec.dims()[d].axes) {
+      const size_t m = size_t(axis_position(o, a, spec));
+      if (spread && box.len[m] != o.mesh.shape[m])
+        throw ValueError(str("[", op_name(o), "] the ", what, " spec ", spec.str(), " splits dim ", d,
+                             " so that process ", support::process_index(), "'s blocks of it are not contiguous in ",
+                             o.mesh.str(), "; put the axis across processes first in that dim"));
+      spread = spread || box.len[m] > 1;
+    }
+  }
+}
+
+// The processes along mesh axis m from this one (their blocks differ only in axis m), as
+// a process group ranked by position along m; cached per mesh and axis, since splitting
+// is collective (every process makes the same shard_map calls, so the same splits).
+std::shared_ptr<support::ProcessGroup> axis_group(const Mesh& mesh, size_t m, const Box& box) {
+  static std::mutex mu;
+  static std::map<std::string, std::shared_ptr<support::ProcessGroup>> cache;
+  const std::string key = str(mesh.str(), " axis ", m);
+  std::lock_guard<std::mutex> g(mu);
+  auto& group = cache[key];
+  if (!group) {
+    std::vector<int64_t> c = box.lo;
+    c[m] = 0;
+    group = support::world()->split(int(device_of(mesh, c)), int(box.lo[m]), "shard_map");
+  }
+  return group;
+}
+
+// Per local device (row-major over the box), the mesh axes bound with their global
+// indices and the rendezvous of its group along each axis; `all` collects the rendezvous.
+std::vector<std::vector<cl::NamedAxis>> bind_axes(const ShardMapOptions& o, const Box& box,
+                                                  std::vector<std::shared_ptr<cl::Rendezvous>>& all) {
+  const Mesh& mesh = o.mesh;
+  const Mesh local{box.len, mesh.axis_names};
+  const int64_t n = local.size();
+  std::vector<std::vector<cl::NamedAxis>> bound(static_cast<size_t>(n));
+  for (size_t m = 0; m < mesh.shape.size(); ++m) {
+    // Local groups along m: the devices that share their other coordinates.
+    std::map<std::vector<int64_t>, std::vector<int64_t>> groups;
+    for (int64_t d = 0; d < n; ++d) {
+      std::vector<int64_t> c = coords_of(local, d);
+      c[m] = -1;
+      groups[c].push_back(d);  // in order of c[m]
+    }
+    const bool across = box.len[m] != mesh.shape[m];
+    std::shared_ptr<support::ProcessGroup> world = across ? axis_group(mesh, m, box) : nullptr;
+    std::shared_ptr<cl::Rendezvous> shared;  // across processes, several groups: one for all
+    if (across && groups.size() > 1) {
+      std::vector<std::vector<int64_t>> members;
+      for (auto& [key, ds] : groups) members.push_back(ds);
+      shared = std::make_shared<cl::Rendezvous>(n, world, std::move(members));
+      all.push_back(shared);
+    }
+    for (auto& [key, ds] : groups) {
+      std::shared_ptr<cl::Rendezvous> r = shared;
+      if (!r) {
+        r = std::make_shared<cl::Rendezvous>(int64_t(ds.size()), world);
+        all.push_back(r);
+      }
+      for (size_t j = 0; j < ds.size(); ++j)
+        bound[size_t(ds[j])].push_back(cl::NamedAxis{mesh.axis_names[m], mesh.shape[m], box.lo[m] + int64_t(j), r,
+                                                     shared ? ds[j] : int64_t(j)});
+    }
+  }
+  return bound;
+}
+
 }  // namespace
 
 std::vector<P> leaf_specs(const ShardMapOptions& o, const tree::TreeDef& def, const std::vector<Array>& leaves) {
@@ -198,38 +310,28 @@ std::string signature(const ShardMapOptions& o) {
   return s;
 }
 
-std::vector<Array> run(const ShardMapOptions& o, const std::vector<Array>& leaves, const std::vector<P>& specs,
+std::vector<Array> run(const ShardMapOptions& global, const std::vector<Array>& leaves, const std::vector<P>& specs,
                        const DeviceFn& device) {
+  if (global.mesh.size() > local_device_count() && !spans_processes(global.mesh))
+    throw ValueError(str("[", op_name(global), "] ", global.mesh.str(), " needs ", global.mesh.size(),
+                         " devices but this process has ", local_device_count()));
+  // Across processes each process passes its part of every global array: the arrays over
+  // the block of the mesh it holds, laid out as over a mesh of the block's shape.
+  const Box box = local_box(global);
+  ShardMapOptions o = global;
+  o.mesh.shape = box.len;
   const Mesh& mesh = o.mesh;
-  if (mesh.size() > local_device_count())
-    throw ValueError(str("[", op_name(o), "] ", mesh.str(), " needs ", mesh.size(), " devices but this process has ",
-                         local_device_count()));
   const int64_t n = mesh.size();
   std::vector<Array> major;
   std::vector<Layout> layouts;
   for (size_t i = 0; i < leaves.size(); ++i) {
+    check_local_part(global, box, specs[i], "input");
     major.push_back(to_mesh_major(o, leaves[i], specs[i]));
     layouts.push_back(layout_of(o, specs[i], leaves[i].ndim(), "input"));
   }
-  // One rendezvous per mesh axis and group of devices sharing their other indices.
-  std::map<std::pair<size_t, std::vector<int64_t>>, std::shared_ptr<cl::Rendezvous>> groups;
   std::vector<std::shared_ptr<cl::Rendezvous>> all;
-  auto group = [&](size_t m, std::vector<int64_t> c) {
-    c[m] = -1;
-    auto& r = groups[{m, c}];
-    if (!r) {
-      r = std::make_shared<cl::Rendezvous>(mesh.shape[m]);
-      all.push_back(r);
-    }
-    return r;
-  };
+  const std::vector<std::vector<cl::NamedAxis>> bound = bind_axes(global, box, all);
   const std::vector<Device> on = local_devices();
-  std::vector<std::vector<cl::NamedAxis>> bound(static_cast<size_t>(n));
-  for (int64_t d = 0; d < n; ++d) {
-    const std::vector<int64_t> c = coords_of(mesh, d);
-    for (size_t m = 0; m < mesh.shape.size(); ++m)
-      bound[size_t(d)].push_back(cl::NamedAxis{mesh.axis_names[m], mesh.shape[m], c[m], group(m, c), c[m]});
-  }
   std::vector<std::vector<Array>> outs = distributed_detail::run_replicas(
       n, all, [&](int64_t d) { return bound[size_t(d)]; },
       [&](int64_t d) {
@@ -246,6 +348,7 @@ std::vector<Array> run(const ShardMapOptions& o, const std::vector<Array>& leave
   std::vector<Array> result;
   for (size_t k = 0; k < outs[0].size(); ++k) {
     const P& spec = out_spec(o, k, outs[0].size());
+    check_local_part(global, box, spec, "output");
     const Layout l = layout_of(o, spec, outs[0][k].ndim(), "output");
     std::vector<Array> stacked;
     int64_t count = 1;
@@ -271,6 +374,10 @@ std::vector<Array> run(const ShardMapOptions& o, const std::vector<Array>& leave
 
 std::vector<Array> emulate(const ShardMapOptions& o, const std::vector<Array>& leaves, const std::vector<P>& specs,
                            const FlatFn& f) {
+  if (spans_processes(o.mesh))
+    throw ValueError(str("[", op_name(o), "] ", o.mesh.str(), " spans ", support::process_count(),
+                         " processes, which a transformation around shard_map (jit, grad, vmap) cannot trace "
+                         "into one program: call shard_map outside them, with jit and grad inside f"));
   std::vector<Array> major;
   std::vector<Layout> layouts;
   for (size_t i = 0; i < leaves.size(); ++i) {

@@ -84,6 +84,14 @@ support::ProcessGroup::Reduce reduce_op(Prim p) {
 Rendezvous::Rendezvous(int64_t local, std::shared_ptr<support::ProcessGroup> world)
     : n_(local), world_(std::move(world)), slots_(size_t(local)) {}
 
+Rendezvous::Rendezvous(int64_t local, std::shared_ptr<support::ProcessGroup> world,
+                       std::vector<std::vector<int64_t>> groups)
+    : n_(local), world_(std::move(world)), groups_(std::move(groups)), group_of_(size_t(local), -1),
+      slots_(size_t(local)) {
+  for (size_t g = 0; g < groups_.size(); ++g)
+    for (int64_t slot : groups_[g]) group_of_[size_t(slot)] = int64_t(g);
+}
+
 std::vector<Array> Rendezvous::meet(int64_t slot, const Array& x, const char* op, const Combine& combine) {
   std::unique_lock<std::mutex> lock(mu_);
   // A failed exchange fails every replica with its error; a replica that failed elsewhere
@@ -118,12 +126,20 @@ std::vector<Array> Rendezvous::meet(int64_t slot, const Array& x, const char* op
 }
 
 std::vector<Array> Rendezvous::gather(int64_t slot, const Array& x, const char* op) {
-  return meet(slot, x, op, [&](const std::vector<Array>& local) {
+  std::vector<Array> all = meet(slot, x, op, [&](const std::vector<Array>& local) {
     return world_ ? gather_processes(*world_, local, op) : local;
   });
+  if (groups_.empty()) return all;
+  // Process q's replicas are all[q * n_ ...]; the group's are at the same slots in each.
+  std::vector<Array> members;
+  for (int64_t q = 0, processes = world_ ? world_->size() : 1; q < processes; ++q)
+    for (int64_t s : groups_[size_t(group_of_[size_t(slot)])]) members.push_back(all[size_t(q * n_ + s)]);
+  return members;
 }
 
 Array Rendezvous::reduce(int64_t slot, const Array& x, Prim prim, const char* op, bool x_is_free) {
+  // Grouped: every member reduces its group's values in axis order, so all get the same bits.
+  if (!groups_.empty()) return reduce_all(prim, gather(slot, x, op));
   return meet(slot, x, op, [&](const std::vector<Array>& local) {
     // This process' replicas first, then one transfer of the partial result.
     const Array part = reduce_all(prim, local);
@@ -145,7 +161,7 @@ Array Rendezvous::reduce(int64_t slot, const Array& x, Prim prim, const char* op
 }
 
 Array Rendezvous::gather_outermost(int64_t slot, const Array& x, const Shape& shape, const char* op) {
-  if (!world_ || n_ != 1) return Array();
+  if (!world_ || n_ != 1 || !groups_.empty()) return Array();
   return meet(slot, x, op, [&](const std::vector<Array>& local) {
     const Array& mine = local[0];
     Array out = detail::empty_array(shape, mine.dtype(), mine.weak_type());
@@ -159,7 +175,8 @@ Array Rendezvous::gather_outermost(int64_t slot, const Array& x, const Shape& sh
 
 Array Rendezvous::reduce_scatter(int64_t slot, const Array& x, const char* op) {
   const int64_t processes = world_ ? world_->size() : 1;
-  if (processes == 1 || !world_->can_reduce(x.dtype()) || x.ndim() == 0 || x.shape()[0] % processes != 0)
+  if (processes == 1 || !groups_.empty() || !world_->can_reduce(x.dtype()) || x.ndim() == 0 ||
+      x.shape()[0] % processes != 0)
     return Array();
   return meet(slot, x, op, [&](const std::vector<Array>& local) {
     const Array part = reduce_all(Prim::Psum, local);

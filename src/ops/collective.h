@@ -34,7 +34,14 @@ class Rendezvous {
   // `local` replicas in this process; `world` the process group (null: this process only;
   // pmap passes it only when the run has several processes).
   explicit Rendezvous(int64_t local, std::shared_ptr<support::ProcessGroup> world = nullptr);
-  // Every replica's x, of every process, in global replica order.
+  // Grouped (shard_map over a mesh that spans processes): the `local` replicas belong to
+  // several groups of one mesh axis, groups[g] holding its replicas' slots in axis order,
+  // each group spanning the same processes of `world` (rank order is axis order). One
+  // transfer per collective serves every group: the replicas' values are gathered, and
+  // each replica combines its own group's.
+  Rendezvous(int64_t local, std::shared_ptr<support::ProcessGroup> world, std::vector<std::vector<int64_t>> groups);
+  // Every replica's x, of every process, in global replica order (grouped: the values of
+  // this replica's group, in axis order).
   std::vector<Array> gather(int64_t slot, const Array& x, const char* op);
   // Every process' x (one replica per process) laid end to end in one new array of
   // `shape` (x's bytes times the process count): all_gather along the outermost dim in
@@ -58,6 +65,8 @@ class Rendezvous {
 
   const int64_t n_;
   const std::shared_ptr<support::ProcessGroup> world_;
+  const std::vector<std::vector<int64_t>> groups_;  // empty unless grouped
+  std::vector<int64_t> group_of_;                   // per slot, grouped only
   std::mutex mu_;
   std::condition_variable cv_;
   int64_t arrived_ = 0;

@@ -34,6 +34,10 @@ class ProcessGroup {
   virtual void all_gather(const void* send, void* recv, int64_t bytes, const char* what) = 0;
   // Returns once every process has called it.
   virtual void barrier(const char* what) = 0;
+  // The processes of this group that pass the same `color`, ranked by `key` (MPI_Comm_split;
+  // ncclCommSplit on GPUs): a mesh axis' collectives among the processes along it. Every
+  // process of this group must call it, in the same order.
+  virtual std::shared_ptr<ProcessGroup> split(int color, int key, const char* what) = 0;
 };
 
 // The process group of this run, or null for a single process.

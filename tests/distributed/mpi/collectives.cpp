@@ -11,6 +11,7 @@
 #include <string>
 
 #include "jx/jx.h"
+#include "testing/expect_error.h"
 
 namespace {
 
@@ -230,6 +231,91 @@ TEST(Mpi, GatherScatterPermute) {
 
 // Data-parallel: each replica's slice of a global batch, gradients averaged by pmean, equals
 // the gradient of the whole batch (which every process can compute alone).
+// shard_map over a mesh of every process' devices: each process passes and gets back the
+// part of the global arrays its devices hold. X is [2 G, 3] with X[r][c] = 3 r + c.
+Array global_x(int64_t rows_per_device, int64_t cols) {
+  return jnp::arange(global() * rows_per_device * cols).astype(jx::float32).reshape({global() * rows_per_device, cols});
+}
+
+TEST(Mpi, ShardMapOverEveryProcessDevices) {
+  const jx::Mesh mesh = jx::make_mesh({global()}, {"i"});
+  const Array X = global_x(2, 3);
+  const Array mine = lax::slice_in_dim(X, first() * 2, (first() + local()) * 2, 1, 0);  // this process' rows
+  auto f = jx::shard_map(
+      [](const Array& b) {
+        return std::make_tuple(lax::psum(b, "i"), b * 2.0f + lax::axis_index("i").astype(jx::float32),
+                               lax::all_gather(b, "i", 0, true));
+      },
+      {.mesh = mesh, .in_specs = {jx::P("i")}, .out_specs = {jx::P(), jx::P("i"), jx::P()}});
+  auto [sum, scaled, gathered] = f(mine);
+  EXPECT_EQ(values(sum), values(jnp::sum(X.reshape({global(), 2, 3}), 0)));
+  const Array index = jnp::repeat(jnp::arange(first(), first() + local()), 2).astype(jx::float32).reshape({-1, 1});
+  EXPECT_EQ(values(scaled), values(mine * 2.0f + index));
+  EXPECT_EQ(values(gathered), values(X));
+  // Equal to pmap on the same data (one slice per device).
+  Array by_pmap = jx::pmap([](const Array& b) { return lax::psum(b, "i"); },
+                           {.axis_name = "i", .out_axes = jx::none})(mine.reshape({local(), 2, 3}));
+  EXPECT_EQ(values(by_pmap), values(sum));
+  // Under a transformation it cannot run (one trace sees only this process' part).
+  jx::testing::expect_error<jx::ValueError>([&] { jx::jit([&](const Array& x) { return std::get<0>(f(x)); })(mine); },
+                                            {"spans", "processes", "outside"});
+  jx::testing::expect_error<jx::ValueError>(
+      [&] {
+        jx::jit([](const Array& x) {
+          return jx::pmap([](const Array& b) { return lax::psum(b, "i"); }, {.axis_name = "i"})(x);
+        })(mine.reshape({local(), 2, 3}));
+      },
+      {"[pmap]", "across", "processes", "outside"});
+}
+
+// A 2-D mesh of (devices / 2) x 2: with 2 devices per process, psum over "x" runs among
+// the processes, one group per "y" (both groups of a process in one transfer), and over "y"
+// within each process; with 1 device per process both axes run among processes (each
+// process group split from the world). Block (x, y) of the [2 nx, 4] global X is
+// X[2x : 2x + 2, 2y : 2y + 2]; each process passes and gets back the blocks it holds.
+TEST(Mpi, ShardMapOnATwoDimensionalMesh) {
+  if (global() % 2 != 0 || local() > 2) GTEST_SKIP() << "needs an even device count and at most 2 per process";
+  const int64_t nx = global() / 2;
+  const jx::Mesh mesh = jx::make_mesh({nx, 2}, {"x", "y"});
+  const Array X = jnp::arange(8 * nx).astype(jx::float32).reshape({2 * nx, 4});
+  // This process' blocks: x in [x0, x0 + xs), y in [y0, y0 + ys).
+  const int64_t x0 = first() / 2, xs = std::max<int64_t>(1, local() / 2), y0 = local() == 2 ? 0 : first() % 2,
+                ys = local();
+  auto part = [&](const Array& a, int64_t rows, int64_t cols) {  // rows/cols per block (0: whole dim)
+    Array r = rows ? lax::slice_in_dim(a, x0 * rows, (x0 + xs) * rows, 1, 0) : a;
+    return cols ? lax::slice_in_dim(r, y0 * cols, (y0 + ys) * cols, 1, 1) : r;
+  };
+  const Array mine = part(X, 2, 2);
+  auto f = jx::shard_map(
+      [](const Array& b) {
+        std::vector<std::pair<int64_t, int64_t>> ring;
+        const int64_t n = lax::axis_size("x");
+        for (int64_t h = 0; h < n; ++h) ring.emplace_back(h, (h + 1) % n);
+        const Array where = lax::axis_index("x").astype(jx::float32) * 10.0f + lax::axis_index("y").astype(jx::float32);
+        return std::make_tuple(lax::psum(b, "x"), lax::psum(b, "y"), lax::all_gather(b, "x", 0, true),
+                               lax::ppermute(b, "x", ring), jnp::full({1, 1}, 0.0f) + where);
+      },
+      {.mesh = mesh,
+       .in_specs = {jx::P("x", "y")},
+       .out_specs = {jx::P(jx::none, "y"), jx::P("x"), jx::P(jx::none, "y"), jx::P("x", "y"), jx::P("x", "y")}});
+  auto [over_x, over_y, gathered, shifted, where] = f(mine);
+  const Array blocks = X.reshape({nx, 2, 4});
+  EXPECT_EQ(values(over_x), values(part(jnp::sum(blocks, 0), 0, 2)));
+  EXPECT_EQ(values(over_y), values(part(lax::slice_in_dim(X, 0, 2, 1, 1) + lax::slice_in_dim(X, 2, 4, 1, 1), 2, 0)));
+  EXPECT_EQ(values(gathered), values(part(X, 0, 2)));
+  EXPECT_EQ(values(shifted), values(part(jnp::roll(X, 2, 0), 2, 2)));
+  const Array grid = jnp::arange(nx).astype(jx::float32).reshape({nx, 1}) * 10.0f + jnp::arange(2).astype(jx::float32);
+  EXPECT_EQ(values(where), values(part(grid, 1, 1)));
+  // A dim split over (y, x): with 2 devices per process its blocks there are not contiguous.
+  if (local() == 2 && nx > 1)
+    jx::testing::expect_error<jx::ValueError>(
+        [&] {
+          jx::shard_map([](const Array& b) { return b; },
+                        {.mesh = mesh, .in_specs = {jx::P(jx::P::Entry{"y", "x"})}, .out_specs = {jx::P()}})(mine);
+        },
+        {"not contiguous", "across processes first"});
+}
+
 TEST(Mpi, DataParallelGradientEqualsFullBatch) {
   const int64_t per = 4, G = global();
   Array X = jnp::sin(jnp::arange(G * per * 3).astype(jx::float32) * 0.37f).reshape({G * per, 3});
