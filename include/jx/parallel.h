@@ -120,6 +120,10 @@ struct PmapOptions {
   // are deleted by the call, and a replica's program may write its outputs into their
   // buffers (a training step updating its state in place).
   std::vector<int> donate_argnums = {};
+  // The devices replica 0, 1, ... run on (as many as the mapped axis' size, distinct, of
+  // local_devices(); in a multi-process run, every process' devices: jx::devices()).
+  // Empty: the first local devices.
+  std::vector<Device> devices = {};
 };
 
 namespace pmap_detail {

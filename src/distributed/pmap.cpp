@@ -123,6 +123,41 @@ int64_t axis_size(const PmapOptions& opts, const std::vector<Array>& leaves, con
   return n;
 }
 
+namespace {
+
+// The device of each of the n local replicas: opts.devices (checked), else the first n.
+std::vector<Device> replica_devices(const PmapOptions& opts, int64_t n) {
+  const std::vector<Device> local = local_devices();
+  if (opts.devices.empty()) return local;
+  auto listed = [&] {
+    std::string s;
+    for (const Device& d : opts.devices) s = str(s, s.empty() ? "" : ", ", d.str());
+    return s;
+  };
+  if (support::process_count() > 1) {
+    if (opts.devices != devices())
+      throw ValueError(str("[pmap] '", pmap_name(opts), "' was given devices ", listed(), " in a run of ",
+                           support::process_count(), " processes, where a pmap maps every process' devices: pass "
+                           "jx::devices(), or leave devices empty"));
+    return local;
+  }
+  if (int64_t(opts.devices.size()) != n)
+    throw ValueError(str("[pmap] '", pmap_name(opts), "' maps an axis of size ", n, " over ", opts.devices.size(),
+                         " devices (", listed(), "); give one device per slice"));
+  for (size_t i = 0; i < opts.devices.size(); ++i) {
+    if (std::find(local.begin(), local.end(), opts.devices[i]) == local.end())
+      throw ValueError(str("[pmap] '", pmap_name(opts), "': ", opts.devices[i].str(), " is not one of this process' ",
+                           local.size(), " devices (jx::local_devices())"));
+    for (size_t j = 0; j < i; ++j)
+      if (opts.devices[j] == opts.devices[i])
+        throw ValueError(str("[pmap] '", pmap_name(opts), "': devices lists ", opts.devices[i].str(),
+                             " twice; give distinct devices"));
+  }
+  return opts.devices;
+}
+
+}  // namespace
+
 JitOptions replica_jit_options(const PmapOptions& opts) {
   JitOptions j{.name = pmap_name(opts)};
   for (int a : opts.donate_argnums) {
@@ -137,8 +172,8 @@ JitOptions replica_jit_options(const PmapOptions& opts) {
 std::vector<Array> run(const PmapOptions& opts, int64_t n, const std::vector<Array>& leaves,
                        const tree::TreeDef& def, const std::vector<int>& in_dims, const ReplicaFn& replica,
                        const std::function<std::vector<int>()>& out_dims) {
-  // Replica i computes on local device i: its arguments are put there.
-  const std::vector<Device> mine = local_devices();
+  // Replica i computes on its device (local device i by default): its arguments are put there.
+  const std::vector<Device> mine = replica_devices(opts, n);
   std::vector<std::vector<Array>> ins(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i)
     for (size_t k = 0; k < leaves.size(); ++k)

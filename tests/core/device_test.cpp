@@ -99,4 +99,20 @@ TEST_F(Devices, PytreesAndPmapReplicas) {
   EXPECT_FALSE(out.committed());
 }
 
+// PmapOptions::devices: replica i runs on devices[i] (under disable_jit its values show
+// their device), and bad lists say what is wrong.
+TEST_F(Devices, PmapRunsReplicasOnTheDevicesGiven) {
+  jx::config::Scoped eager(jx::config::disable_jit, true);
+  auto which = jx::pmap([](const Array& x) { return x * 0.0f + float(x.device().id); },
+                        {.devices = {cpu(2), cpu(0)}});
+  EXPECT_EQ(which(jnp::ones({2})).to_vector<float>(), (std::vector<float>{2.0f, 0.0f}));
+  expect_error<jx::ValueError>([&] { jx::pmap([](const Array& x) { return x; }, {.devices = {cpu(1)}})(jnp::ones({2})); },
+                               {"axis of size 2 over 1 devices", "one device per slice"});
+  expect_error<jx::ValueError>(
+      [&] { jx::pmap([](const Array& x) { return x; }, {.devices = {cpu(1), cpu(1)}})(jnp::ones({2})); }, {"twice"});
+  expect_error<jx::ValueError>(
+      [&] { jx::pmap([](const Array& x) { return x; }, {.devices = {cpu(0), jx::Device{.id = 7}}})(jnp::ones({2})); },
+      {"cpu:7", "not one of this process' 3 devices"});
+}
+
 }  // namespace

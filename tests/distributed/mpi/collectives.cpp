@@ -256,6 +256,16 @@ TEST(Mpi, ShardMapOverEveryProcessDevices) {
   Array by_pmap = jx::pmap([](const Array& b) { return lax::psum(b, "i"); },
                            {.axis_name = "i", .out_axes = jx::none})(mine.reshape({local(), 2, 3}));
   EXPECT_EQ(values(by_pmap), values(sum));
+  // pmap's devices across processes: every process' devices, or an error.
+  Array on_all = jx::pmap([](const Array& b) { return lax::psum(b, "i"); },
+                          {.axis_name = "i", .out_axes = jx::none, .devices = jx::devices()})(mine.reshape({local(), 2, 3}));
+  EXPECT_EQ(values(on_all), values(sum));
+  jx::testing::expect_error<jx::ValueError>(
+      [&] {
+        jx::pmap([](const Array& b) { return lax::psum(b, "i"); },
+                 {.axis_name = "i", .devices = jx::local_devices()})(mine.reshape({local(), 2, 3}));
+      },
+      {"every process' devices", "jx::devices()"});
   // Under a transformation it cannot run (one trace sees only this process' part).
   jx::testing::expect_error<jx::ValueError>([&] { jx::jit([&](const Array& x) { return std::get<0>(f(x)); })(mine); },
                                             {"spans", "processes", "outside"});
