@@ -115,6 +115,13 @@ Tree shard_update_state(const GradientTransformation& tx, const Tree& params, co
 std::pair<Tree, Tree> sharded_apply_gradients(const GradientTransformation& tx, const Tree& grads, const Tree& block,
                                               const Tree& params, const std::string& axis) {
   const int64_t n = lax::axis_size(axis);
+  const std::vector<Array> block_leaves = jx::tree::leaves(block["params"]), param_leaves = jx::tree::leaves(params);
+  for (size_t k = 0; k < block_leaves.size() && k < param_leaves.size(); ++k)
+    if (block_leaves[k].shape() != Shape{block_size(param_leaves[k].size(), n)})
+      throw ValueError(str("[optim.sharded_apply_gradients] parameter leaf ", k, " (", param_leaves[k].size(),
+                           " elements) has a block of shape ", shape_str(block_leaves[k].shape()), " but axis '", axis,
+                           "' has ", n, " replicas, whose blocks have ", block_size(param_leaves[k].size(), n),
+                           "; cut the state with shard_update_state for ", n, " parts"));
   // The mean gradient's block: psum_scatter of the [n, block] rows, as pmean then a slice.
   Tree g = jx::tree::map(
       [&](const Array& x) { return lax::psum_scatter(rows_of(x, n), axis) / double(n); }, grads);

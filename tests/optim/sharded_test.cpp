@@ -125,6 +125,17 @@ TEST_F(Sharded, WholeParameterTransformationsAreRefused) {
                                             {"shard_update_state", "structure"});
   jx::testing::expect_error<jx::ValueError>(
       [&] { optim::shard_update_state(optim::adam(0.1), p, optim::adam(0.1).init(p), 2, 2); }, {"block 2 of 2"});
+  // Blocks cut for 2 parts, run over 3 replicas.
+  jx::testing::expect_error<jx::ValueError>(
+      [&] {
+        const optim::GradientTransformation tx = optim::sgd(0.1);
+        Tree half = optim::shard_update_state(tx, p, tx.init(p), 2, 0);
+        Tree three = jx::tree::map([](const Array& a) { return jnp::stack({a, a, a}); }, half);
+        jx::pmap([&](const Tree& q, const Tree& block, const Array& x) {
+          return optim::sharded_apply_gradients(tx, grads_of(q, x), block, q, "i");
+        }, {.axis_name = "i", .in_axes = {jx::none, 0, 0}, .out_axes = {jx::none, 0}})(p, three, inputs(0));
+      },
+      {"has 3 replicas", "shard_update_state for 3 parts"});
 }
 
 }  // namespace
