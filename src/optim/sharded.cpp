@@ -78,8 +78,24 @@ std::vector<int64_t> owners(const GradientTransformation& tx, const Tree& params
   return owner;
 }
 
-Tree block_of(const Tree& t, int64_t parts, int64_t index) {
-  return jx::tree::map([&](const Array& x) { return rows_of(x, parts)(index); }, t);
+// Rows [lo, hi) of the blocks of params and of their state leaves ([hi - lo, block] each);
+// tx's scalars repeated once per row.
+Tree block_rows(const GradientTransformation& tx, const Tree& params, const Tree& opt_state, int64_t parts,
+                int64_t lo, int64_t hi) {
+  const std::vector<int64_t> owner = owners(tx, params, opt_state, "shard_update_state");
+  auto rows = [&](const Array& x) { return lax::slice_in_dim(rows_of(x, parts), lo, hi, 1, 0); };
+  auto [leaves, def] = jx::tree::flatten(opt_state);
+  for (size_t i = 0; i < leaves.size(); ++i) {
+    Shape repeated{hi - lo};
+    for (int64_t d : leaves[i].shape()) repeated.push_back(d);
+    leaves[i] = owner[i] >= 0 ? rows(leaves[i]) : jnp::broadcast_to(leaves[i], repeated);
+  }
+  return Tree{{"params", jx::tree::map(rows, params)}, {"opt", def.unflatten(leaves)}};
+}
+
+// The whole leaf shaped as `like` from every replica's block of it.
+Array whole(const Array& block, const Array& like, const std::string& axis) {
+  return lax::slice_in_dim(lax::all_gather(block, axis, 0, true), 0, like.size(), 1, 0).reshape(like.shape());
 }
 
 }  // namespace
@@ -89,27 +105,13 @@ Tree shard_update_state(const GradientTransformation& tx, const Tree& params, co
   if (parts < 1 || index < 0 || index >= parts)
     throw ValueError(str("[optim.shard_update_state] block ", index, " of ", parts,
                          " does not exist; give 0 <= index < parts"));
-  const std::vector<int64_t> owner = owners(tx, params, opt_state, "shard_update_state");
-  auto [leaves, def] = jx::tree::flatten(opt_state);
-  for (size_t i = 0; i < leaves.size(); ++i)
-    if (owner[i] >= 0) leaves[i] = rows_of(leaves[i], parts)(index);
-  return Tree{{"params", block_of(params, parts, index)}, {"opt", def.unflatten(leaves)}};
+  return jx::tree::map([](const Array& x) { return x(0); },
+                       block_rows(tx, params, opt_state, parts, index, index + 1));
 }
 
 Tree shard_update_state(const GradientTransformation& tx, const Tree& params, const Tree& opt_state) {
   const int64_t local = local_device_count(), first = int64_t(support::process_index()) * local;
-  std::vector<Tree> rows;
-  for (int64_t d = 0; d < local; ++d) rows.push_back(shard_update_state(tx, params, opt_state, device_count(), first + d));
-  auto [first_leaves, def] = jx::tree::flatten(rows[0]);
-  std::vector<std::vector<Array>> per_row;
-  for (const Tree& r : rows) per_row.push_back(jx::tree::leaves(r));
-  std::vector<Array> stacked;
-  for (size_t i = 0; i < first_leaves.size(); ++i) {
-    std::vector<Array> column;
-    for (const auto& r : per_row) column.push_back(r[i]);
-    stacked.push_back(jnp::stack(column));
-  }
-  return def.unflatten(stacked);
+  return block_rows(tx, params, opt_state, device_count(), first, first + local);
 }
 
 std::pair<Tree, Tree> sharded_apply_gradients(const GradientTransformation& tx, const Tree& grads, const Tree& block,
@@ -130,11 +132,7 @@ std::pair<Tree, Tree> sharded_apply_gradients(const GradientTransformation& tx, 
     return tx.update(g, block["opt"], block["params"]);
   }();
   Tree mine = apply_updates(block["params"], updates);
-  Tree full = jx::tree::map(
-      [&](const Array& b, const Array& like) {
-        return lax::slice_in_dim(lax::all_gather(b, axis, 0, true), 0, like.size(), 1, 0).reshape(like.shape());
-      },
-      mine, params);
+  Tree full = jx::tree::map([&](const Array& b, const Array& like) { return whole(b, like, axis); }, mine, params);
   return {full, Tree{{"params", mine}, {"opt", opt}}};
 }
 
@@ -143,11 +141,8 @@ Tree gather_opt_state(const GradientTransformation& tx, const Tree& block, const
   const std::vector<int64_t> owner = owners(tx, block["params"], block["opt"], "gather_opt_state");
   const std::vector<Array> param_leaves = jx::tree::leaves(params);
   auto [leaves, def] = jx::tree::flatten(block["opt"]);
-  for (size_t i = 0; i < leaves.size(); ++i) {
-    if (owner[i] < 0) continue;
-    const Array& like = param_leaves[size_t(owner[i])];
-    leaves[i] = lax::slice_in_dim(lax::all_gather(leaves[i], axis, 0, true), 0, like.size(), 1, 0).reshape(like.shape());
-  }
+  for (size_t i = 0; i < leaves.size(); ++i)
+    if (owner[i] >= 0) leaves[i] = whole(leaves[i], param_leaves[size_t(owner[i])], axis);
   return def.unflatten(leaves);
 }
 

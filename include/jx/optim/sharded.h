@@ -13,7 +13,7 @@
 //         return optim::sharded_apply_gradients(tx, grads, block, params, "batch");
 //       },
 //       {.axis_name = "batch", .in_axes = {jx::none, 0, 0, 0}, .out_axes = {jx::none, 0},
-//        .donate_argnums = {0, 1}});
+//        .donate_argnums = {1}});
 //   std::tie(params, blocks) = step(params, blocks, xs, ys);
 //
 // A block of a parameter is a row of it flattened and zero-padded to a multiple of n, so
