@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """PyTorch's side of bench/bench_eager.cpp and bench_random.cpp, timed the same way:
-dispatch of a 1-element add, add/exp/sum over 16M float32, torch.rand over 64M values.
+dispatch of a 1-element add, add/exp/sum over 16M float32, torch.rand over 64M values,
+torch.randn over 1M, 10M and 16M values (bench_random's normal rows).
 Run through bench/run.sh, which sets PyTorch's best configuration on this machine."""
 import argparse
 import json
@@ -40,6 +41,8 @@ res["exp_16M_GBps"] = 8 * n / timeit(lambda: torch.exp(x), 20) / 1e9
 res["sum_16M_GBps"] = 4 * n / timeit(lambda: torch.sum(x), 20) / 1e9
 m = 64 << 20
 res["rand_64M_GBps"] = 4 * m / timeit(lambda: torch.rand(m), 5) / 1e9
+for label, k in (("1M", 1 << 20), ("10M", 10_000_000), ("16M", 16 << 20)):
+    res[f"randn_{label}_ms"] = timeit(lambda: torch.randn(k), 5) * 1e3
 for k in (256, 512, 1024, 2048):
     p, q = torch.rand(k, k), torch.rand(k, k)
     res[f"matmul_{k}_GFLOPs"] = 2 * k ** 3 / timeit(lambda: p @ q, max(2, int(2e9 / k ** 3))) / 1e9

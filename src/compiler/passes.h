@@ -38,6 +38,9 @@ ir::Jaxpr fuse_conv_epilogues(const ir::Jaxpr& j);
 // pass_per_example.cpp: the squared norms and (weighted) sums over examples of batched
 // outer products (vmap(grad)'s per-example weight gradients) without materializing them.
 ir::Jaxpr rewrite_per_example_products(const ir::Jaxpr& j);
+// pass_scan_hoist.cpp: moves loop-invariant equations, products of xs slices and
+// products accumulated into a carry out of scan bodies.
+ir::Jaxpr hoist_from_scans(const ir::Jaxpr& j);
 // pass_duplicate.cpp: one copy of a cheap elementwise producer per kernel-fused reader,
 // so no kernel writes it for another (runs once, after the fixpoint, for kernels only).
 ir::Jaxpr duplicate_cheap_producers(const ir::Jaxpr& j);

@@ -135,6 +135,28 @@ class ProgramGenerator {
           Shape row = x.shape();
           row.erase(0);
           const bool stacked = coin();
+          if (coin()) {
+            // Accumulators that pass_scan_hoist moves out of the loop (a sum of the xs rows
+            // and a sum of reductions of body values) and an invariant product of a
+            // captured constant, beside a carried state.
+            using C = std::tuple<Array, Array, Array>;
+            std::vector<int64_t> all;
+            for (int d = 0; d + 1 < x.ndim(); ++d) all.push_back(d);
+            auto [c, ys] = lax::scan(
+                [&](const C& c, const Array& r) {
+                  Array n = nested(lax::add(std::get<0>(c), r));
+                  Array k = lax::mul(constant_like(r), splat_like(r, 2));
+                  Array total = lax::add(std::get<2>(c), lax::reduce_sum(lax::mul(n, k), all));
+                  return std::make_pair(C(n, lax::add(std::get<1>(c), r), total), n);
+                },
+                C(lax::broadcast_in_dim(strong(0, x.dtype()), row, {}),
+                  lax::broadcast_in_dim(strong(0, x.dtype()), row, {}),
+                  lax::broadcast_in_dim(strong(0, x.dtype()), {}, {})),
+                x, {.reverse = coin()});
+            if (stacked) return ys;
+            Array sum = lax::add(std::get<0>(c), std::get<1>(c));
+            return conform(lax::add(sum, lax::broadcast_in_dim(std::get<2>(c), row, {})), x);
+          }
           auto [c, ys] = lax::scan(
               [&](const Array& c, const Array& r) {
                 Array n = nested(lax::add(c, r));

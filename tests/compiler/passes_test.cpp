@@ -365,7 +365,7 @@ TEST(Pipeline, OrderAndNames) {
   std::vector<std::string> names;
   for (const cc::Pass& p : cc::default_pipeline()) names.push_back(p.name);
   EXPECT_EQ(names, (std::vector<std::string>{"inline", "simplify", "fold", "cse", "dce", "epilogue",
-                                              "per_example"}));
+                                              "per_example", "scan_hoist"}));
 }
 
 TEST(Pipeline, OptimizesToAFixpoint) {
@@ -440,12 +440,12 @@ TEST(Pipeline, LogsEachPass) {
   cc::optimize(identities_program(), "logged");
   std::string log = ::testing::internal::GetCapturedStderr();
   ::unsetenv("JX_LOG_PASSES");
-  // inline, then two rounds of simplify/fold/cse/dce/epilogue/per_example (the second one
-  // changes nothing).
+  // inline, then two rounds of simplify/fold/cse/dce/epilogue/per_example/scan_hoist (the
+  // second one changes nothing).
   EXPECT_NE(log.find("[jx pass] logged inline   11 -> 11 eqns, "), std::string::npos) << log;
   EXPECT_NE(log.find("[jx pass] logged simplify 11 -> 6 eqns, "), std::string::npos) << log;
   EXPECT_NE(log.find("[jx pass] logged dce      6 -> 1 eqns, "), std::string::npos) << log;
-  EXPECT_EQ(std::count(log.begin(), log.end(), '\n'), 13) << log;
+  EXPECT_EQ(std::count(log.begin(), log.end(), '\n'), 15) << log;
 }
 
 TEST(Pipeline, DumpsEachStageAtomically) {
