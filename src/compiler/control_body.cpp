@@ -115,6 +115,8 @@ void CompiledBody::plan_buffers() {
     last[size_t(v)] = nsteps;
   }
 
+  plan_overwrites(producer);
+
   // Arena: values that are neither inputs, literals nor written in place, with buffers
   // shared between values of the same size whose lifetimes do not overlap (a buffer is
   // free for the step after its value's last reader).
@@ -141,6 +143,30 @@ void CompiledBody::plan_buffers() {
       }
       sl.where = Where::Arena;
       if (last[size_t(v)] < nsteps) release_at[size_t(last[size_t(v)]) + 1].push_back(sl.index);
+    }
+  }
+}
+
+void CompiledBody::plan_overwrites(const std::vector<int>& producer) {
+  const ir::Jaxpr& j = j_;
+  overwrites_.assign(j.outvars.size(), {});
+  std::vector<int> readers(slots_.size(), 0);
+  for (const Step& s : steps_)
+    for (int v : s.in_slots) ++readers[size_t(v)];
+  for (const ir::Atom& a : j.outvars)
+    if (a.is_var()) ++readers[size_t(a.var)];
+  for (const auto& [v, k] : direct_) {
+    const int p = producer[size_t(v)];
+    if (p < 0 || steps_[size_t(p)].kind != Kind::Kernel || plan_.steps[size_t(p)].has_reduction()) continue;
+    const Aval& va = j.avals[size_t(v)];
+    for (size_t i = 0; i < j.invars.size(); ++i) {
+      const int x = j.invars[i];
+      const Aval& xa = j.avals[size_t(x)];
+      const auto& ins = steps_[size_t(p)].in_slots;
+      if (xa.shape != va.shape || xa.dtype != va.dtype || plan_.steps[size_t(p)].domain != xa.shape ||
+          readers[size_t(x)] != 1 || std::count(ins.begin(), ins.end(), x) != 1)
+        continue;
+      overwrites_[size_t(k)].push_back(int(i));
     }
   }
 }

@@ -10,6 +10,7 @@
 // otherwise (and for a second output of the same value, an input or a literal returned
 // as is) it is copied there at the end. The other values live in the frame's arena.
 #pragma once
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
@@ -46,6 +47,15 @@ class CompiledBody {
   void run(Frame& f, const void* const* in_ptr, const Array* const* in_arr, void* const* out_ptr,
            const Array* const* out_arr) const;
 
+  // Whether output k may be computed over input i: a kernel that reads input i at the
+  // index it writes (elementwise, same shape, no reduction) computes output k straight
+  // into its destination, and nothing else reads input i or returns it. A loop driver may
+  // then pass one buffer as both (a carry updated in place, which saves the second
+  // buffer's traffic: Newton's x <- (x + a/x)/2 over 1M floats).
+  bool may_overwrite(size_t i, size_t k) const {
+    return std::find(overwrites_[k].begin(), overwrites_[k].end(), int(i)) != overwrites_[k].end();
+  }
+
   const ir::Jaxpr& jaxpr() const { return j_; }
   const FusionPlan& plan() const { return plan_; }
   int num_kernels() const { return num_kernels_; }
@@ -76,6 +86,7 @@ class CompiledBody {
   };
 
   void plan_buffers();
+  void plan_overwrites(const std::vector<int>& producer);
 
   const ir::Jaxpr& j_;
   FusionPlan plan_;
@@ -90,6 +101,7 @@ class CompiledBody {
   std::vector<bool> invar_needs_array_;
   std::vector<EndCopy> end_copies_;
   std::vector<std::pair<int, int>> direct_;  // (slot, output position) written in place
+  std::vector<std::vector<int>> overwrites_;  // per output: the inputs it may overwrite
   size_t max_in_ = 0, max_out_ = 0;
 };
 

@@ -22,6 +22,14 @@ void copy_array(const Array& from, const Array& to) {
   if (n && d != s) std::memcpy(d, s, n);
 }
 
+// ", carries 0 2 in place" for describe(), or nothing.
+std::string in_place_str(const std::vector<bool>& in_place) {
+  std::string r;
+  for (size_t k = 0; k < in_place.size(); ++k)
+    if (in_place[k]) r += str(" ", k);
+  return r.empty() ? r : str(", carries", r, " in place");
+}
+
 // Pointer and Array slots for one body's inputs and outputs, reused every iteration.
 struct BodyArgs {
   std::vector<const void*> in_ptr;
@@ -47,16 +55,20 @@ struct BodyArgs {
   }
 };
 
-std::vector<Array> scratch_for(const std::vector<Aval>& avals) {
+// The second buffer of each carry (none for a carry updated in place).
+std::vector<Array> scratch_for(const std::vector<Aval>& avals, const std::vector<bool>& in_place) {
   std::vector<Array> r;
-  for (const Aval& a : avals) r.push_back(detail::empty_array(a.shape, a.dtype, a.weak));
+  for (size_t k = 0; k < avals.size(); ++k)
+    r.push_back(in_place[k] ? Array() : detail::empty_array(avals[k].shape, avals[k].dtype, avals[k].weak));
   return r;
 }
 
 // scan: operands [consts..., carry..., xs...], outputs [carry..., ys...]. Iteration t
 // reads row i of every xs and writes row i of every ys in place (i = t, or L-1-t in
 // reverse); carries alternate between the output array and one scratch buffer, arranged
-// so that the last iteration writes the output.
+// so that the last iteration writes the output, except that a carry the body may update
+// in place (CompiledBody::may_overwrite) lives in the output array from the first
+// iteration on.
 class ScanDriver final : public ControlDriver {
  public:
   ScanDriver(std::shared_ptr<CompiledBody> body, const ops::Params& p)
@@ -70,6 +82,7 @@ class ScanDriver final : public ControlDriver {
     carry_avals_.assign(in.begin() + long(nc_), in.begin() + long(nc_ + ncar_));
     for (size_t i = nc_ + ncar_; i < in.size(); ++i) x_row_.push_back(in[i].shape.numel() * int64_t(itemsize(in[i].dtype)));
     for (size_t k = ncar_; k < out.size(); ++k) y_row_.push_back(out[k].shape.numel() * int64_t(itemsize(out[k].dtype)));
+    for (size_t k = 0; k < ncar_; ++k) in_place_.push_back(body_->may_overwrite(nc_ + k, k));
   }
 
   struct State final : ControlState {
@@ -81,7 +94,7 @@ class ScanDriver final : public ControlDriver {
   std::unique_ptr<ControlState> new_state() const override {
     auto st = std::make_unique<State>();
     st->frame = body_->new_frame();
-    st->scratch = scratch_for(carry_avals_);
+    st->scratch = scratch_for(carry_avals_, in_place_);
     st->args.resize(*body_);
     return st;
   }
@@ -99,8 +112,8 @@ class ScanDriver final : public ControlDriver {
     for (int64_t t = 0; t < L; ++t) {
       const int64_t row = reverse_ ? L - 1 - t : t;
       for (size_t k = 0; k < ncar_; ++k) {
-        const Array& from = t == 0 ? in[nc_ + k] : ((L - t) % 2 == 0 ? out[k] : st.scratch[k]);
-        const Array& to = (L - 1 - t) % 2 == 0 ? out[k] : st.scratch[k];
+        const Array& from = t == 0 ? in[nc_ + k] : in_place_[k] || (L - t) % 2 == 0 ? out[k] : st.scratch[k];
+        const Array& to = in_place_[k] || (L - 1 - t) % 2 == 0 ? out[k] : st.scratch[k];
         a.set_in(nc_ + k, from);
         a.set_out(k, to);
       }
@@ -113,7 +126,7 @@ class ScanDriver final : public ControlDriver {
   }
 
   std::string describe(const std::string& indent) const override {
-    return str(indent, "scan body, ", length_, " steps", reverse_ ? ", reverse" : "", ":\n",
+    return str(indent, "scan body, ", length_, " steps", reverse_ ? ", reverse" : "", in_place_str(in_place_), ":\n",
                body_->describe(indent + "  "));
   }
 
@@ -124,16 +137,19 @@ class ScanDriver final : public ControlDriver {
   bool reverse_;
   std::vector<Aval> carry_avals_;
   std::vector<int64_t> x_row_, y_row_;  // bytes per row
+  std::vector<bool> in_place_;          // per carry
 };
 
 // while: operands [cond consts..., body consts..., carry...]. The cond writes its bool
 // into a local; carries alternate between the output and a scratch buffer, and the
-// result is copied into the output when the last iteration wrote the scratch one.
+// result is copied into the output when the last iteration wrote the scratch one. A
+// carry the body may update in place lives in the output from the first iteration on.
 class WhileDriver final : public ControlDriver {
  public:
   WhileDriver(std::shared_ptr<CompiledBody> cond, std::shared_ptr<CompiledBody> body, const ops::Params& p)
       : cond_(std::move(cond)), body_(std::move(body)), cn_(size_t(p.i("cond_nconsts"))), bn_(size_t(p.i("body_nconsts"))) {
     carry_avals_ = body_->jaxpr().out_avals();
+    for (size_t k = 0; k < carry_avals_.size(); ++k) in_place_.push_back(body_->may_overwrite(bn_ + k, k));
   }
 
   struct State final : ControlState {
@@ -146,7 +162,7 @@ class WhileDriver final : public ControlDriver {
     auto st = std::make_unique<State>();
     st->cond_frame = cond_->new_frame();
     st->body_frame = body_->new_frame();
-    st->scratch = scratch_for(carry_avals_);
+    st->scratch = scratch_for(carry_avals_, in_place_);
     st->cond_args.resize(*cond_);
     st->body_args.resize(*body_);
     return st;
@@ -171,7 +187,7 @@ class WhileDriver final : public ControlDriver {
       }
       c.run(*cond_, *st.cond_frame);
       if (!more) break;
-      for (size_t k = 0; k < ncar; ++k) b.set_out(k, parity == 0 ? out[k] : st.scratch[k]);
+      for (size_t k = 0; k < ncar; ++k) b.set_out(k, in_place_[k] || parity == 0 ? out[k] : st.scratch[k]);
       b.run(*body_, *st.body_frame);
       for (size_t k = 0; k < ncar; ++k) b.set_in(bn_ + k, *b.out_arr[k]);
       parity ^= 1;
@@ -180,14 +196,15 @@ class WhileDriver final : public ControlDriver {
   }
 
   std::string describe(const std::string& indent) const override {
-    return str(indent, "while cond:\n", cond_->describe(indent + "  "), indent, "while body:\n",
-               body_->describe(indent + "  "));
+    return str(indent, "while cond:\n", cond_->describe(indent + "  "), indent, "while body",
+               in_place_str(in_place_), ":\n", body_->describe(indent + "  "));
   }
 
  private:
   std::shared_ptr<CompiledBody> cond_, body_;
   size_t cn_, bn_;
   std::vector<Aval> carry_avals_;
+  std::vector<bool> in_place_;  // per carry
 };
 
 // cond: operands [index, ops...]; the clamped index picks the branch, which writes the

@@ -92,6 +92,34 @@ TEST(ControlFlowCompiled, ScanHandDerived) {
   }
 }
 
+// A carry a kernel computes elementwise from its own previous value shares one buffer
+// between iterations (describe() says which). Swapped carries (each computed from the
+// other) and a carry also returned as a y keep two. From (1, 10), (a, b) -> (2b, a + 1)
+// gives (20, 2), (4, 21), (42, 5); y is each step's a.
+TEST(ControlFlowCompiled, CarriesUpdatedInPlace) {
+  ir::Jaxpr j = trace_closed(
+      [](const Arrays& a) {
+        using P = std::pair<Array, Array>;
+        auto [c, ys] = lax::scan(
+            [](const P& c, const Array& x) { return std::make_pair(P(c.second * 2.0f, c.first + x), c.first); },
+            P(a[0], a[1]), a[2]);
+        auto [d, unused] = lax::scan(
+            [](const Array& d, const Array& x) { return std::make_pair(d * 0.5f + x, jx::none); }, a[0], a[2]);
+        return Arrays{c.first, c.second, ys, d};
+      },
+      {aval(DType::Float32, {64}), aval(DType::Float32, {64}), aval(DType::Float32, {3, 64})});
+  std::string d;
+  Arrays r = compiled(j, {jnp::full({64}, 1.0f), jnp::full({64}, 10.0f), jnp::ones({3, 64})}, &d);
+  EXPECT_EQ(r[0].to_vector<float>(), std::vector<float>(64, 42.0f));
+  EXPECT_EQ(r[1].to_vector<float>(), std::vector<float>(64, 5.0f));
+  std::vector<float> ys;
+  for (float v : {1.0f, 20.0f, 4.0f}) ys.insert(ys.end(), 64, v);
+  EXPECT_EQ(r[2].to_vector<float>(), ys);
+  EXPECT_EQ(r[3].to_vector<float>(), std::vector<float>(64, 1.875f));  // 1 -> 1.5 -> 1.75 -> 1.875
+  EXPECT_NE(d.find("scan body, 3 steps:"), std::string::npos) << d;
+  EXPECT_NE(d.find("scan body, 3 steps, carries 0 in place:"), std::string::npos) << d;
+}
+
 TEST(ControlFlowCompiled, ZeroLengthScanAndZeroTripWhile) {
   ir::Jaxpr j = trace_closed(
       [&](const Arrays& a) {
@@ -128,7 +156,7 @@ TEST(ControlFlowCompiled, WhileNewtonSqrt) {
   std::string d;
   expect_compiled_matches(j, {a}, 0, 0, &d);
   EXPECT_NE(d.find("while cond:"), std::string::npos) << d;
-  EXPECT_NE(d.find("while body:"), std::string::npos) << d;
+  EXPECT_NE(d.find("while body, carries 0 1 in place:"), std::string::npos) << d;
   Arrays r = compiled(j, {a});
   std::vector<float> x = r[0].to_vector<float>(), av = a.to_vector<float>();
   for (size_t i = 0; i < x.size(); ++i) EXPECT_NEAR(x[i], std::sqrt(av[i]), 1e-5) << i;
