@@ -100,6 +100,33 @@ TEST(ScanHoist, RnnGradientKeepsOnlyTheDependentProductsInItsLoops) {
   EXPECT_TRUE(close_values(got, compiled_without_pass(j, args), 4, 2e-6));
 }
 
+// vmap over a batch of sequences: the products in both loops get batch dims (x_t^T dz_t
+// per sequence is a batched dot_general accumulated into a [3, 6, 8] carry), which the
+// moved products keep beside the time axis.
+TEST(ScanHoist, BatchedProductsUnderVmap) {
+  std::vector<ops::Aval> in = rnn_avals(5);
+  in[4] = aval(DType::Float32, {3, 5, 4, 6});
+  ir::Jaxpr j = trace_closed(
+      [](const Arrays& a) {
+        auto per_sequence = [&](const Array& xs) {
+          auto [v, g] = jx::value_and_grad<0, 1, 2>(rnn_loss)(a[0], a[1], a[2], a[3], xs);
+          return std::make_tuple(v, std::get<0>(g), std::get<1>(g), std::get<2>(g));
+        };
+        auto [v, gW, gU, gb] = jx::vmap(per_sequence)(a[4]);
+        return Arrays{v, gW, gU, gb};
+      },
+      in);
+  ir::Jaxpr opt = compiler::optimize(j, "scan_hoist_vmap");
+  auto s = scans(opt);
+  ASSERT_EQ(s.size(), 2u) << ir::to_string(opt);
+  EXPECT_EQ(count(body(s[0]), Prim::DotGeneral), 1) << ir::to_string(opt);
+  EXPECT_EQ(count(body(s[1]), Prim::DotGeneral), 1) << ir::to_string(opt);
+  Arrays args = args_for(in);
+  Arrays got = compiled(j, args);
+  EXPECT_TRUE(close_values(got, ir::eval_jaxpr(j, args), 4, 2e-6));
+  EXPECT_TRUE(close_values(got, compiled_without_pass(j, args), 4, 2e-6));
+}
+
 // c <- c + x_t^T x_t and s <- s + sum over rows of x_t, forward and reversed: the loop
 // disappears into one product and one sum. xs = [[1,2],[3,4]], [[0,1],[2,0]]:
 //   x0^T x0 = [[10,14],[14,20]], x1^T x1 = [[4,0],[0,1]], row sums [4,6] and [2,1].
