@@ -3,8 +3,11 @@
 // input and the weight gradient), eager and jitted; and conv + bias + relu, eager against
 // jit (which folds the bias and relu into the call). PyTorch's side: bench/peers/torch_conv.py;
 // bench/conv.sh runs both and the peak in one go and prints the ratios.
+// BM_conv_resnet_8x8: the ResNet's (examples/train_resnet) 3x3 layers at batch 128 on 8x8
+// images, forward, with the Winograd path (docs/convolution.md) on and off.
 #include <benchmark/benchmark.h>
 
+#include "jx/config.h"
 #include "jx/jx.h"
 
 namespace {
@@ -89,6 +92,23 @@ void BM_conv_bias_relu(benchmark::State& st) {
 }
 
 }  // namespace
+
+void BM_conv_resnet_8x8(benchmark::State& st) {
+  const Layer l{128, 8, st.range(0), st.range(1)};
+  jx::config::Scoped winograd(jx::config::conv_winograd, st.range(2) != 0);
+  Array k = jx::random::PRNGKey(0);
+  Array x = jx::random::normal(k, {l.n, l.h, l.h, l.c}), w = jx::random::normal(k, {3, 3, l.c, l.o});
+  for (auto _ : st) {
+    Array y = conv(x, w);
+    benchmark::DoNotOptimize(y.impl().get());
+  }
+  set_flops(st, l, 1);
+}
+BENCHMARK(BM_conv_resnet_8x8)
+    ->ArgsProduct({{64, 128}, {64, 128}, {0, 1}})
+    ->ArgNames({"c", "k", "winograd"})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 BENCHMARK(BM_conv_bias_relu)->ArgsProduct({{0, 1}, {0, 1}})->ArgNames({"layer", "jit"})
     ->Unit(benchmark::kMillisecond)->UseRealTime();

@@ -63,5 +63,11 @@ extern BoolFlag log_compiles;
 // flow. Off, it costs one flag read per random call. Env: JX_DEBUG_KEY_REUSE.
 // See docs/random.md, "Key reuse".
 extern BoolFlag debug_key_reuse;
+// 3x3 stride-1 float32 convolutions with at least 64 features each way in NHWC run by
+// Winograd's F(4x4, 3x3), as cuDNN picks it on GPUs: about 2x faster at 64-128 features,
+// with rounding about 1e-5 of the output's scale instead of the direct sum's (docs/convolution.md,
+// "Winograd"). No effect on other convolutions. Read when a convolution runs, so it needs
+// no recompile. Env: JX_CONV_WINOGRAD=0/1.
+extern BoolFlag conv_winograd;
 
 }  // namespace jx::config

@@ -14,6 +14,7 @@ BoolFlag threefry_partitionable("threefry_partitionable", "JX_THREEFRY_PARTITION
 BoolFlag disable_jit("disable_jit", "JX_DISABLE_JIT", false);
 BoolFlag debug_nans("debug_nans", "JX_DEBUG_NANS", false);
 BoolFlag log_compiles("log_compiles", "JX_LOG_COMPILES", false);
+BoolFlag conv_winograd("conv_winograd", "JX_CONV_WINOGRAD", true);
 
 namespace {
 

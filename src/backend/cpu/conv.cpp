@@ -183,6 +183,9 @@ void conv_general(DType in, DType out, const void* lhs, const void* rhs, void* r
   with_converted(in, out, lhs, rhs, result, g, ep, [&](DType ct, const void* l, const void* r, void* o) {
     bool done = false;
     if (ct == DType::Float32 &&
+        conv_f32_winograd(static_cast<const float*>(l), static_cast<const float*>(r), static_cast<float*>(o), g, ep))
+      return;
+    if (ct == DType::Float32 &&
         conv_f32_onednn(static_cast<const float*>(l), static_cast<const float*>(r),
                         static_cast<float*>(o), g, ep, done)) {
       // The convolution ran; the epilogue too unless oneDNN could not take it.

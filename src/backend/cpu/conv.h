@@ -39,8 +39,8 @@ struct ConvEpilogue {
 };
 
 // result = conv(lhs, rhs) with operands of dtype `in`, a result of dtype `out` (operands
-// are converted to `out` first, as for a preferred element type). float32 runs on oneDNN
-// where oneDNN has the convolution (as a forward, backward-data or backward-weights
+// are converted to `out` first, as for a preferred element type). float32 runs by
+// Winograd where winograd_applies (below), else on oneDNN where oneDNN has the convolution (as a forward, backward-data or backward-weights
 // problem); everything else, and float64 and integers, on the reference loops. Integer
 // sums wrap; float16/bfloat16 compute in float32.
 void conv_general(DType in, DType out, const void* lhs, const void* rhs, void* result,
@@ -53,5 +53,12 @@ void conv_general_reference(DType in, DType out, const void* lhs, const void* rh
 // says whether it did.
 bool conv_f32_onednn(const float* lhs, const float* rhs, float* result, const ConvGeometry& g,
                      const ConvEpilogue& epilogue, bool& epilogue_done);
+
+// conv_winograd.cpp: a 3x3 stride-1 convolution with NHWC lhs and out by Winograd's
+// F(4x4, 3x3) when winograd_applies(g) (jx::config::conv_winograd and the geometry); false
+// when it does not apply (the caller runs the direct kernels).
+bool winograd_applies(const ConvGeometry& g);
+bool conv_f32_winograd(const float* lhs, const float* rhs, float* result, const ConvGeometry& g,
+                       const ConvEpilogue& epilogue);
 
 }  // namespace jx::cpu
