@@ -1,8 +1,12 @@
-// Inlining: a `pjit` equation (a nested jit call) or a `checkpoint` equation (remat) is
-// replaced by the equations of its sub-jaxpr (param "jaxpr"; operands = its invars),
-// with the sub-jaxpr's variables renamed into the caller's. Nested calls are inlined
-// recursively. Remat only changes what autodiff saves for the backward pass, and
-// autodiff has happened before jit compiles, so its body can run inline like any call.
+// Inlining: a `pjit` equation (a nested jit call), a `checkpoint` equation (remat) or a
+// `custom_jvp_call` / `custom_vjp_call` is replaced by the equations of its sub-jaxpr
+// (param "jaxpr", or "call_jaxpr" for the custom calls; operands = its invars), with the
+// sub-jaxpr's variables renamed into the caller's. Nested calls are inlined recursively.
+// Remat only changes what autodiff saves for the backward pass, and a custom derivative
+// rule only what autodiff computes; autodiff has happened before jit compiles, so their
+// bodies run inline like any call (as XLA's lowering of them does). Without this, an
+// inference step's nn::relu (a custom_jvp) ran op by op in the interpreter, outside the
+// fused kernels and the convolution epilogues.
 // Sub-jaxprs of control flow (cond, while, scan) are left whole; the pipeline optimizes
 // them on their own.
 #include "compiler/passes.h"
@@ -11,7 +15,14 @@
 namespace jx::compiler {
 namespace {
 
-bool is_inlined_call(ops::Prim p) { return p == ops::Prim::Pjit || p == ops::Prim::Remat; }
+bool is_inlined_call(ops::Prim p) {
+  return p == ops::Prim::Pjit || p == ops::Prim::Remat || p == ops::Prim::CustomJvpCall ||
+         p == ops::Prim::CustomVjpCall;
+}
+
+const char* body_param(ops::Prim p) {
+  return p == ops::Prim::CustomJvpCall || p == ops::Prim::CustomVjpCall ? "call_jaxpr" : "jaxpr";
+}
 
 // Appends src's equations to `out`, reading src's variables through `env` (one atom of
 // `out` per variable of src; its invars and constvars are bound by the caller).
@@ -38,7 +49,7 @@ void emit_body(ir::Jaxpr& out, const ir::Jaxpr& src, std::vector<ir::Atom>& env)
       out.eqns.push_back(std::move(copy));
       continue;
     }
-    const ir::Jaxpr& body = ir::jaxpr_of(e.params, "jaxpr");
+    const ir::Jaxpr& body = ir::jaxpr_of(e.params, body_param(e.prim));
     JX_CHECK(body.invars.size() == ins.size() && body.outvars.size() == e.outputs.size(), "[inline] ",
              ops::name(e.prim), " with ", ins.size(), " operands and ", e.outputs.size(),
              " results holds a jaxpr of ", body.invars.size(), " invars and ", body.outvars.size(),

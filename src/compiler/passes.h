@@ -10,7 +10,8 @@
 
 namespace jx::compiler {
 
-// pass_inline.cpp: replaces `pjit` and `checkpoint` equations by their bodies.
+// pass_inline.cpp: replaces `pjit`, `checkpoint`, `custom_jvp_call` and `custom_vjp_call`
+// equations by their bodies.
 ir::Jaxpr inline_calls(const ir::Jaxpr& j);
 // pass_simplify.cpp: algebraic identities and chains of shape ops.
 ir::Jaxpr simplify(const ir::Jaxpr& j);

@@ -10,6 +10,8 @@
 #include "compiler/passes.h"
 #include "compiler/pipeline.h"
 #include "compiler/pass_testing.h"
+#include "jx/custom_derivatives.h"
+#include "jx/nn/functions.h"
 #include "jx/numpy.h"
 #include "jx/random.h"
 #include "transforms/bind.h"
@@ -357,6 +359,31 @@ TEST(Effects, DebugCallbacksAreNeverDroppedOrMerged) {
   ASSERT_EQ(out.eqns.size(), 2u);
   EXPECT_EQ(out.eqns[0].prim, Prim::DebugCallback);
   EXPECT_EQ(out.eqns[1].prim, Prim::DebugCallback);
+}
+
+// A custom_jvp (nn::relu) and a custom_vjp (a gradient clip) inside a compiled program:
+// their functions run inline (the rules only matter to autodiff, which is done by then),
+// so the relu's max is a plain equation the fusion and epilogue passes can see; the values
+// are the interpreter's.
+TEST(Inline, ReplacesCustomDerivativeCallsByTheirFunctions) {
+  auto clipped = jx::custom_vjp(
+      [](const Array& x) { return lax::add(x, x); },
+      [](const Array& x) { return std::make_pair(lax::add(x, x), x); },
+      [](const Array&, const Array& g) { return std::make_tuple(jx::numpy::clip(g, -1.0, 1.0)); });
+  ir::Jaxpr j = closed_jaxpr(
+      [&](const Arrays& in) { return Arrays{clipped(jx::nn::relu(in[0]))}; }, {f32({5})});
+  int calls = 0;
+  for (const ir::Eqn& e : j.eqns) calls += e.prim == Prim::CustomJvpCall || e.prim == Prim::CustomVjpCall;
+  ASSERT_EQ(calls, 2) << ir::to_string(j);
+  ir::Jaxpr o = cc::optimize(j, "custom_calls");
+  for (const ir::Eqn& e : o.eqns) {
+    EXPECT_NE(e.prim, Prim::CustomJvpCall) << ir::to_string(o);
+    EXPECT_NE(e.prim, Prim::CustomVjpCall) << ir::to_string(o);
+  }
+  const Arrays x{numpy::array<float>({-2, -0.5, 0, 0.5, 3})};
+  const Arrays got = ir::eval_jaxpr(o, x);
+  EXPECT_TRUE(same_values(got, ir::eval_jaxpr(j, x)));
+  EXPECT_EQ(got[0].to_vector<float>(), std::vector<float>({0, 0, 0, 1, 6}));
 }
 
 // ---- the pipeline ----
