@@ -22,6 +22,10 @@ namespace jx::data::detail {
 inline constexpr int64_t kInfinite = -1;
 
 // A fixed set of worker threads for parallel_for; owned by an Iterator, joined on destruction.
+// Called first on every pipeline thread (the prefetch producer, the map workers): their jx
+// ops run without an OpenMP team of their own (pipeline_iterator.cpp says why).
+void run_jx_ops_on_this_thread_only();
+
 class ThreadPool {
  public:
   explicit ThreadPool(int num_threads);
