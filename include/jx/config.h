@@ -70,4 +70,13 @@ extern BoolFlag debug_key_reuse;
 // no recompile. Env: JX_CONV_WINOGRAD=0/1.
 extern BoolFlag conv_winograd;
 
+// Subnormal floats flushed to zero (x86's FTZ and DAZ modes), as torch.set_flush_denormal:
+// JAX on CPU always computes so, and operations on subnormals can take a hundred times
+// longer. Off by default: jx computes with IEEE subnormals, as NumPy does. It sets the mode
+// of the calling thread and of every OpenMP worker thread, and threads created later
+// inherit it from their creator, so call it at the start of a program, before starting
+// threads of your own. Returns false (and changes nothing) where the CPU has no such mode.
+// Why and when: docs/jit.md, "Subnormal numbers".
+bool set_flush_denormal(bool on);
+
 }  // namespace jx::config

@@ -8,6 +8,11 @@
 #include "jx/error.h"
 #include "support/str.h"
 
+#if defined(__SSE__) || defined(__x86_64__)
+#include <xmmintrin.h>
+#define JX_HAVE_MXCSR 1
+#endif
+
 namespace jx::config {
 
 BoolFlag threefry_partitionable("threefry_partitionable", "JX_THREEFRY_PARTITIONABLE", true);
@@ -59,6 +64,24 @@ Scoped::~Scoped() {
       return;
     }
   }
+}
+
+bool set_flush_denormal(bool on) {
+#ifdef JX_HAVE_MXCSR
+  constexpr unsigned kFlushToZero = 0x8000, kDenormalsAreZero = 0x0040;
+  auto apply = [on] {
+    const unsigned csr = _mm_getcsr();
+    _mm_setcsr(on ? csr | kFlushToZero | kDenormalsAreZero : csr & ~(kFlushToZero | kDenormalsAreZero));
+  };
+  apply();
+  // Every thread of the OpenMP pool runs the region; the mode is per thread and stays.
+#pragma omp parallel
+  apply();
+  return true;
+#else
+  (void)on;
+  return false;
+#endif
 }
 
 }  // namespace jx::config
