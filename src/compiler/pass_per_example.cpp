@@ -189,26 +189,9 @@ class PerExampleRewriter {
     return true;
   }
 
-  // Appends `prim(inputs)` to `eqns` with a fresh output variable; nullopt when the
-  // abstract evaluation rejects it.
   std::optional<ir::Atom> emit(std::vector<ir::Eqn>& eqns, Prim prim, std::vector<ir::Atom> inputs,
                                ops::Params params) {
-    std::vector<Aval> in;
-    for (const ir::Atom& a : inputs) in.push_back(out_.aval_of(a));
-    std::vector<Aval> res;
-    try {
-      res = ops::info(prim).abstract_eval(in, params);
-    } catch (const std::exception&) {
-      return std::nullopt;
-    }
-    if (res.size() != 1) return std::nullopt;
-    ir::Eqn e;
-    e.prim = prim;
-    e.inputs = std::move(inputs);
-    e.outputs = {out_.new_var(res[0])};
-    e.params = std::move(params);
-    eqns.push_back(std::move(e));
-    return ir::Atom::of_var(eqns.back().outputs[0]);
+    return passes::emit_eqn(out_, eqns, prim, std::move(inputs), std::move(params));
   }
 
   // sum over `operand`'s non-batch dims of its square, squared as `square` squares m.

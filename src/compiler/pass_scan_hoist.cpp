@@ -139,22 +139,10 @@ class ScanRewrite {
     return n;
   }
 
-  // An outer equation with one result, typed by the primitive's abstract eval.
+  // An outer equation with one result (passes::emit_eqn).
   std::optional<ir::Atom> emit(std::vector<ir::Eqn>& eqns, Prim prim, std::vector<ir::Atom> inputs,
                                ops::Params params, int output = -1) {
-    std::vector<Aval> in;
-    for (const ir::Atom& a : inputs) in.push_back(outer_.aval_of(a));
-    std::vector<Aval> res;
-    try {
-      res = ops::info(prim).abstract_eval(in, params);
-    } catch (const std::exception&) {
-      return std::nullopt;
-    }
-    if (res.size() != 1) return std::nullopt;
-    if (output >= 0 && !(res[0] == outer_.avals[size_t(output)])) return std::nullopt;
-    ir::Eqn e{prim, std::move(inputs), {output >= 0 ? output : outer_.new_var(res[0])}, std::move(params)};
-    eqns.push_back(std::move(e));
-    return ir::Atom::of_var(eqns.back().outputs[0]);
+    return passes::emit_eqn(outer_, eqns, prim, std::move(inputs), std::move(params), output);
   }
 
   void erase_eqns(const std::vector<bool>& drop) {

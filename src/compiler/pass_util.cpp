@@ -93,6 +93,27 @@ bool is_splat_eqn(const ir::Eqn& e) {
   return e.prim == ops::Prim::BroadcastInDim && e.inputs.size() == 1 && !e.inputs[0].is_var();
 }
 
+std::optional<ir::Atom> emit_eqn(ir::Jaxpr& j, std::vector<ir::Eqn>& eqns, ops::Prim prim,
+                                 std::vector<ir::Atom> inputs, ops::Params params, int output) {
+  std::vector<ops::Aval> in;
+  for (const ir::Atom& a : inputs) in.push_back(j.aval_of(a));
+  std::vector<ops::Aval> res;
+  try {
+    res = ops::info(prim).abstract_eval(in, params);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  if (res.size() != 1) return std::nullopt;
+  if (output >= 0 && !(res[0] == j.avals[size_t(output)])) return std::nullopt;
+  ir::Eqn e;
+  e.prim = prim;
+  e.inputs = std::move(inputs);
+  e.outputs = {output >= 0 ? output : j.new_var(res[0])};
+  e.params = std::move(params);
+  eqns.push_back(std::move(e));
+  return ir::Atom::of_var(eqns.back().outputs[0]);
+}
+
 // ---- Substitution ----
 
 Substitution::Substitution(size_t num_vars) { grow(num_vars); }

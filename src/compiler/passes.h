@@ -69,6 +69,13 @@ Array scalar_as(const Array& scalar, const ir::Aval& aval);
 ir::Eqn splat_eqn(int out_var, const ir::Aval& aval, const Array& scalar);
 bool is_splat_eqn(const ir::Eqn& e);
 
+// Appends `prim(inputs)` to `eqns`, its one result a fresh variable of `j` typed by the
+// primitive's abstract eval, or the existing variable `output` when that has exactly this
+// type; nullopt (and nothing appended) when the abstract eval rejects the operands or the
+// type differs.
+std::optional<ir::Atom> emit_eqn(ir::Jaxpr& j, std::vector<ir::Eqn>& eqns, ops::Prim prim,
+                                 std::vector<ir::Atom> inputs, ops::Params params, int output = -1);
+
 // Variable substitution: each variable maps to itself until replaced by another atom
 // (a variable defined earlier, or a literal).
 class Substitution {
