@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 
 #include "core/array_impl.h"
 #include "ops/common.h"
@@ -14,11 +15,32 @@ namespace {
 
 size_t nbytes_of(const Aval& a) { return size_t(a.shape.numel()) * itemsize(a.dtype); }
 
+// A float32 product of two matrices that cpu::small_sgemm computes: no batch dims, one
+// contracted dim, B contracted along its rows.
+std::optional<cpu::SmallGemm> small_gemm_of(const ir::Jaxpr& j, const ir::Eqn& e) {
+  if (e.prim != ops::Prim::DotGeneral) return std::nullopt;
+  const Aval l = j.aval_of(e.inputs[0]), r = j.aval_of(e.inputs[1]), o = j.avals[size_t(e.outputs[0])];
+  if (l.dtype != DType::Float32 || r.dtype != DType::Float32 || o.dtype != DType::Float32) return std::nullopt;
+  const auto &lc = e.params.ints("lhs_contracting"), &rc = e.params.ints("rhs_contracting");
+  if (l.shape.size() != 2 || r.shape.size() != 2 || !e.params.ints("lhs_batch").empty() || lc.size() != 1 ||
+      rc != std::vector<int64_t>{0})
+    return std::nullopt;
+  cpu::SmallGemm g;
+  g.lhs_transposed = lc[0] == 0;
+  g.K = l.shape[size_t(lc[0])];
+  g.M = l.shape[size_t(1 - lc[0])];
+  g.N = r.shape[1];
+  if (!cpu::small_sgemm_supported(g.M, g.N, g.K)) return std::nullopt;
+  return g;
+}
+
 }  // namespace
 
 CompiledBody::CompiledBody(const ir::Jaxpr& j, FusionPlan plan, std::vector<bool> in_array,
-                           std::vector<bool> out_array, std::vector<std::shared_ptr<const ControlDriver>> controls)
-    : j_(j),
+                           std::vector<bool> out_array, std::vector<std::shared_ptr<const ControlDriver>> controls,
+                           std::shared_ptr<const ir::Jaxpr> owner)
+    : owner_(std::move(owner)),
+      j_(j),
       plan_(std::move(plan)),
       in_array_(std::move(in_array)),
       out_array_(std::move(out_array)),
@@ -64,6 +86,9 @@ void CompiledBody::plan_buffers() {
       if (controls_[si]) {
         s.kind = Kind::Control;
         s.control = controls_[si].get();
+      } else if (std::optional<cpu::SmallGemm> g = small_gemm_of(j, e)) {
+        s.kind = Kind::Gemm;
+        s.gemm = *g;
       } else {
         s.impl = ops::info(e.prim).impl;
         JX_CHECK(s.impl, "no impl rule for ", ops::name(e.prim));
@@ -82,7 +107,7 @@ void CompiledBody::plan_buffers() {
   producer.resize(slots_.size(), -1);
   std::vector<bool> lib_read(slots_.size(), false);
   for (const Step& s : steps_)
-    if (s.kind != Kind::Kernel)
+    if (s.kind == Kind::Library || s.kind == Kind::Control)
       for (int v : s.in_slots) lib_read[size_t(v)] = true;
   invar_needs_array_.clear();
   for (int v : j.invars) invar_needs_array_.push_back(lib_read[size_t(v)]);
@@ -102,7 +127,7 @@ void CompiledBody::plan_buffers() {
     Slot& sl = slots_[size_t(v)];
     const int p = producer[size_t(v)];
     if (sl.where == Where::Unused && p >= 0) {
-      const bool by_kernel = steps_[size_t(p)].kind == Kind::Kernel;
+      const bool by_kernel = steps_[size_t(p)].kind == Kind::Kernel || steps_[size_t(p)].kind == Kind::Gemm;
       if (out_array_[k] || (by_kernel && !lib_read[size_t(v)])) {
         sl.where = Where::Direct;
         sl.index = int(k);
@@ -230,6 +255,12 @@ void CompiledBody::run(Frame& f, const void* const* in_ptr, const Array* const* 
       for (size_t k = 0; k < s.in_slots.size(); ++k) f.ins[k] = f.ptr[size_t(s.in_slots[k])];
       for (size_t k = 0; k < s.out_slots.size(); ++k) f.outs[k] = f.ptr[size_t(s.out_slots[k])];
       kernels_[size_t(s.kernel)](f.ins.data(), f.outs.data());
+      continue;
+    }
+    if (s.kind == Kind::Gemm) {
+      cpu::small_sgemm(s.gemm, static_cast<const float*>(f.ptr[size_t(s.in_slots[0])]),
+                       static_cast<const float*>(f.ptr[size_t(s.in_slots[1])]),
+                       static_cast<float*>(f.ptr[size_t(s.out_slots[0])]));
       continue;
     }
     f.lib_in.clear();

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/cpu/small_gemm.h"
 #include "compiler/control_flow.h"
 #include "ops/primitive.h"
 
@@ -27,8 +28,10 @@ class CompiledBody {
   // `j` is an optimized sub-jaxpr closed over nothing; in_array[i] / out_array[k]: the
   // driver always passes input i / output k's destination as an Array. `controls` has one
   // entry per step of `plan`.
+  // `owner` keeps `j` alive when nothing else does (a body rewritten for the driver).
   CompiledBody(const ir::Jaxpr& j, FusionPlan plan, std::vector<bool> in_array, std::vector<bool> out_array,
-               std::vector<std::shared_ptr<const ControlDriver>> controls);
+               std::vector<std::shared_ptr<const ControlDriver>> controls,
+               std::shared_ptr<const ir::Jaxpr> owner = nullptr);
 
   struct Frame {
     std::vector<void*> ptr;      // per slot: where the value is this run
@@ -63,10 +66,13 @@ class CompiledBody {
   std::string describe(const std::string& indent) const;
 
  private:
-  enum class Kind { Kernel, Library, Control };
+  // Gemm: a small float32 dot_general run by cpu::small_sgemm on raw pointers, like a
+  // kernel (no Arrays, no staging).
+  enum class Kind { Kernel, Gemm, Library, Control };
   struct Step {
     Kind kind = Kind::Library;
     int kernel = -1;
+    cpu::SmallGemm gemm;
     ops::ImplRule impl = nullptr;
     const ops::Params* params = nullptr;
     const ControlDriver* control = nullptr;
@@ -88,6 +94,7 @@ class CompiledBody {
   void plan_buffers();
   void plan_overwrites(const std::vector<int>& producer);
 
+  std::shared_ptr<const ir::Jaxpr> owner_;
   const ir::Jaxpr& j_;
   FusionPlan plan_;
   std::vector<bool> in_array_, out_array_;

@@ -11,10 +11,12 @@
 #include <cstring>
 #include <memory>
 #include <type_traits>
+#include <vector>
 
 #include "backend/cpu/complex_math.h"
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/loops.h"
+#include "backend/cpu/small_gemm.h"
 #include "jx/error.h"
 #include "support/check.h"
 #include "support/dtype_switch.h"
@@ -257,6 +259,8 @@ MatView contiguous_copy(size_t itemsize, const MatView& v) {
 // Per-batch matrices large enough for a threaded GEMM each; smaller ones are spread over
 // threads one batch per iteration.
 constexpr int64_t kThreadedGemmWork = 1 << 18;
+// A contraction this many times longer than the result's larger side is split across threads.
+constexpr int64_t kSplitDepth = 16;
 
 void sgemm_batched(const MatView& A, const MatView& B, float* out, int64_t M, int64_t N,
                    int64_t K) {
@@ -281,6 +285,43 @@ void sgemm_batched(const MatView& A, const MatView& B, float* out, int64_t M, in
     JX_CHECK(st == dnnl_success, "dnnl_sgemm failed with status ", int(st));
   };
   const int64_t work = M * N * K;
+  if (batch == 1 && K >= kSplitDepth * std::max(M, N) && work >= kThreadedGemmWork && !omp_in_parallel() &&
+      omp_get_max_threads() > 1) {
+    // A product with a long contraction and a small result (a weight gradient summed over
+    // every example and time step: [64, 3200] x [3200, 64]): oneDNN threads it over the
+    // result's tiles, which leaves each thread little work per pass over the operands.
+    // Each thread takes a slice of the contraction instead (through the register-tiled
+    // kernel of small_gemm.h where it applies) and the partial results are added: 0.7x
+    // oneDNN's time at [64, 3200] x [3200, 64] on 2 threads.
+    const int nt = omp_get_max_threads();
+    std::vector<float> partial(size_t((nt - 1) * M * N));
+    dnnl_status_t failed = dnnl_success;
+#pragma omp parallel num_threads(nt)
+    {
+      const int t = omp_get_thread_num(), T_ = omp_get_num_threads();
+      const int64_t k0 = K * t / T_, k1 = K * (t + 1) / T_;
+      float* dst = t == 0 ? out : partial.data() + (t - 1) * M * N;
+      const float* a_t = ap + k0 * (ta == 'N' ? 1 : lda);
+      const float* b_t = bp + k0 * (tb == 'N' ? ldb : 1);
+      dnnl_status_t st = dnnl_success;
+      if (tb == 'N' && sgemm_tiles_supported(N))
+        sgemm_tiles(M, N, k1 - k0, a_t, ta == 'N' ? lda : 1, ta == 'N' ? 1 : lda, b_t, ldb, dst, false);
+      else
+        st = dnnl_sgemm(ta, tb, M, N, k1 - k0, 1.0f, a_t, lda, b_t, ldb, 0.0f, dst, std::max<int64_t>(N, 1));
+      if (st != dnnl_success) {
+#pragma omp critical(jx_sgemm_status)
+        failed = st;
+      }
+#pragma omp barrier
+      for (int u = 1; u < T_; ++u) {
+        const float* p = partial.data() + (u - 1) * M * N;
+#pragma omp for schedule(static)
+        for (int64_t i = 0; i < M * N; ++i) out[i] += p[i];
+      }
+    }
+    JX_CHECK(failed == dnnl_success, "dnnl_sgemm failed with status ", int(failed));
+    return;
+  }
   if (batch > 1 && work < kThreadedGemmWork) {
     int nt = num_threads_for(work * batch / 64);
 #pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)

@@ -1,0 +1,130 @@
+// Register-tiled small sgemm (small_gemm.h). A tile of R rows by NV vectors of C lives in
+// registers for the whole K loop: each k loads NV vectors of B's row k and broadcasts R
+// elements of A, for R * NV fused multiply-adds. With AVX-512 a 6 x 64 tile uses 24
+// accumulators and 4 B vectors of the 32 registers; with AVX2 a 2 x 32 tile 8 and 4 of 16.
+// For one block of columns the tiles go down the rows, so B's K x 64 block (16 KiB at
+// K = 64) stays in L1 while A streams.
+#include "backend/cpu/small_gemm.h"
+
+#include <algorithm>
+#include <array>
+#include <utility>
+
+#if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__))
+#include <immintrin.h>
+#define JX_SMALL_GEMM 1
+#endif
+
+namespace jx::cpu {
+
+#if JX_SMALL_GEMM
+namespace {
+
+#if defined(__AVX512F__)
+struct Vec {
+  using T = __m512;
+  static constexpr int kWidth = 16, kRows = 6, kVecs = 4;
+  static T zero() { return _mm512_setzero_ps(); }
+  static T load(const float* p) { return _mm512_loadu_ps(p); }
+  static T broadcast(float a) { return _mm512_set1_ps(a); }
+  static T fma(T a, T b, T c) { return _mm512_fmadd_ps(a, b, c); }
+  static void store(float* p, T v) { _mm512_storeu_ps(p, v); }
+};
+#else
+struct Vec {
+  using T = __m256;
+  static constexpr int kWidth = 8, kRows = 2, kVecs = 4;
+  static T zero() { return _mm256_setzero_ps(); }
+  static T load(const float* p) { return _mm256_loadu_ps(p); }
+  static T broadcast(float a) { return _mm256_set1_ps(a); }
+  static T fma(T a, T b, T c) { return _mm256_fmadd_ps(a, b, c); }
+  static void store(float* p, T v) { _mm256_storeu_ps(p, v); }
+};
+#endif
+
+// C[0:R, 0:NV*W] for A(r, k) = a[r*a_r + k*a_k] and B(k, :) = b + k*ldb.
+// `accumulate`: C += the product instead of C = it.
+template <int R, int NV>
+void tile(const float* a, int64_t a_r, int64_t a_k, const float* b, int64_t ldb, float* c, int64_t ldc,
+          int64_t K, bool accumulate) {
+  typename Vec::T acc[R][NV];
+  for (int r = 0; r < R; ++r)
+    for (int v = 0; v < NV; ++v) acc[r][v] = accumulate ? Vec::load(c + r * ldc + v * Vec::kWidth) : Vec::zero();
+  for (int64_t k = 0; k < K; ++k) {
+    typename Vec::T bv[NV];
+    for (int v = 0; v < NV; ++v) bv[v] = Vec::load(b + k * ldb + v * Vec::kWidth);
+    for (int r = 0; r < R; ++r) {
+      const typename Vec::T av = Vec::broadcast(a[r * a_r + k * a_k]);
+      for (int v = 0; v < NV; ++v) acc[r][v] = Vec::fma(av, bv[v], acc[r][v]);
+    }
+  }
+  for (int r = 0; r < R; ++r)
+    for (int v = 0; v < NV; ++v) Vec::store(c + r * ldc + v * Vec::kWidth, acc[r][v]);
+}
+
+using TileFn = void (*)(const float*, int64_t, int64_t, const float*, int64_t, float*, int64_t, int64_t, bool);
+
+// kTiles[r - 1][nv - 1] = tile<r, nv>.
+template <size_t... R, size_t... V>
+constexpr auto tile_table(std::index_sequence<R...>, std::index_sequence<V...>) {
+  auto row = []<size_t Rr>(std::integral_constant<size_t, Rr>) {
+    return std::array<TileFn, sizeof...(V)>{&tile<int(Rr) + 1, int(V) + 1>...};
+  };
+  return std::array<std::array<TileFn, sizeof...(V)>, sizeof...(R)>{row(std::integral_constant<size_t, R>{})...};
+}
+constexpr int64_t kDepth = 64;
+constexpr auto kTiles = tile_table(std::make_index_sequence<Vec::kRows>{}, std::make_index_sequence<Vec::kVecs>{});
+
+}  // namespace
+
+bool small_sgemm_supported(int64_t M, int64_t N, int64_t K) {
+  return M > 0 && N > 0 && K >= 0 && N % Vec::kWidth == 0 && M * N * K <= (int64_t(1) << 18);
+}
+
+void small_sgemm(const SmallGemm& g, const float* A, const float* B, float* C) {
+  sgemm_tiles(g.M, g.N, g.K, A, g.lhs_transposed ? 1 : g.K, g.lhs_transposed ? g.M : 1, B, g.N, C, false);
+}
+
+bool sgemm_tiles_supported(int64_t N) { return N % Vec::kWidth == 0; }
+
+void sgemm_tiles(int64_t M, int64_t N, int64_t K, const float* a, int64_t a_m, int64_t a_k, const float* b,
+                 int64_t ldb, float* c, bool accumulate) {
+  const int64_t cols = Vec::kVecs * Vec::kWidth;
+  // Slices of the contraction small enough that B's slice of a column block stays in L1
+  // while the row tiles pass over it (16 KiB with 64 columns, and as much of A).
+  const int64_t kc = K <= 2 * kDepth ? std::max<int64_t>(K, 1) : kDepth;
+  for (int64_t k = 0; k < std::max<int64_t>(K, 1); k += kc) {
+    const int64_t depth = std::min(kc, K - k);
+    const bool acc = accumulate || k > 0;
+    for (int64_t j = 0; j < N; j += cols) {
+      const int64_t nv = std::min<int64_t>(Vec::kVecs, (N - j) / Vec::kWidth);
+      for (int64_t i = 0; i < M; i += Vec::kRows) {
+        const int64_t r = std::min<int64_t>(Vec::kRows, M - i);
+        kTiles[size_t(r - 1)][size_t(nv - 1)](a + i * a_m + k * a_k, a_m, a_k, b + k * ldb + j, ldb, c + i * N + j,
+                                              N, depth, acc);
+      }
+    }
+  }
+}
+
+#else
+
+// Without vector FMA the library's GEMM is faster: unsupported, but still correct.
+bool small_sgemm_supported(int64_t, int64_t, int64_t) { return false; }
+bool sgemm_tiles_supported(int64_t) { return false; }
+void sgemm_tiles(int64_t M, int64_t N, int64_t K, const float* a, int64_t a_m, int64_t a_k, const float* b,
+                 int64_t ldb, float* c, bool accumulate) {
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < N; ++j) {
+      float s = accumulate ? c[i * N + j] : 0.0f;
+      for (int64_t k = 0; k < K; ++k) s += a[i * a_m + k * a_k] * b[k * ldb + j];
+      c[i * N + j] = s;
+    }
+}
+void small_sgemm(const SmallGemm& g, const float* A, const float* B, float* C) {
+  sgemm_tiles(g.M, g.N, g.K, A, g.lhs_transposed ? 1 : g.K, g.lhs_transposed ? g.M : 1, B, g.N, C, false);
+}
+
+#endif
+
+}  // namespace jx::cpu
