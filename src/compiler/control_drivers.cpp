@@ -1,10 +1,16 @@
 // The loop drivers of compiled control flow (control_flow.h) and the compiler that builds
 // them: scan, while and cond over compiled bodies (control_body.h).
+#include <omp.h>
+
 #include <algorithm>
+#include <array>
 #include <cstring>
+#include <exception>
+#include <optional>
 
 #include "compiler/codegen.h"
 #include "compiler/control_body.h"
+#include "compiler/passes.h"
 #include "core/array_impl.h"
 #include "ops/emit_prelude.h"
 #include "support/check.h"
@@ -69,74 +75,149 @@ std::vector<Array> scratch_for(const std::vector<Aval>& avals, const std::vector
 // so that the last iteration writes the output, except that a carry the body may update
 // in place (CompiledBody::may_overwrite) lives in the output array from the first
 // iteration on.
+//
+// With row shards (scan_shard.cpp) the body is compiled for one block of rows and each
+// block runs the whole loop on its own thread: block s reads and writes its rows of the
+// split inputs (carries, xs rows, consts) and of the ys through pointers offset by s
+// blocks, reads the other inputs whole, and keeps a carry without the batch rows in two
+// buffers of its own (block 0's final value is the output).
 class ScanDriver final : public ControlDriver {
  public:
-  ScanDriver(std::shared_ptr<CompiledBody> body, const ops::Params& p)
+  // `full` is the scan's own body; `body` compiles it, or its row-sharded form, whose
+  // inputs are split where `row_inputs` says.
+  ScanDriver(std::shared_ptr<CompiledBody> body, const ops::Params& p, const ir::Jaxpr& full, int shards,
+             const std::vector<bool>& row_inputs)
       : body_(std::move(body)),
         nc_(size_t(p.i("num_consts"))),
         ncar_(size_t(p.i("num_carry"))),
         length_(p.i("length")),
-        reverse_(p.b("reverse")) {
-    const ir::Jaxpr& j = body_->jaxpr();
-    std::vector<Aval> in = j.in_avals(), out = j.out_avals();
+        reverse_(p.b("reverse")),
+        shards_(shards) {
+    std::vector<Aval> in = full.in_avals(), out = full.out_avals(), sin = body_->jaxpr().in_avals(),
+                      sout = body_->jaxpr().out_avals();
     carry_avals_.assign(in.begin() + long(nc_), in.begin() + long(nc_ + ncar_));
-    for (size_t i = nc_ + ncar_; i < in.size(); ++i) x_row_.push_back(in[i].shape.numel() * int64_t(itemsize(in[i].dtype)));
-    for (size_t k = ncar_; k < out.size(); ++k) y_row_.push_back(out[k].shape.numel() * int64_t(itemsize(out[k].dtype)));
-    for (size_t k = 0; k < ncar_; ++k) in_place_.push_back(body_->may_overwrite(nc_ + k, k));
+    auto bytes = [](const Aval& a) { return a.shape.numel() * int64_t(itemsize(a.dtype)); };
+    for (size_t i = 0; i < in.size(); ++i) in_block_.push_back(shards_ > 1 && row_inputs[i] ? bytes(sin[i]) : 0);
+    for (size_t i = nc_ + ncar_; i < in.size(); ++i) x_row_.push_back(bytes(in[i]));
+    for (size_t k = ncar_; k < out.size(); ++k) {
+      y_row_.push_back(bytes(out[k]));
+      y_block_.push_back(shards_ > 1 ? bytes(sout[k]) : 0);
+    }
+    for (size_t k = 0; k < ncar_; ++k)
+      in_place_.push_back(!own_carry(k) && body_->may_overwrite(nc_ + k, k));
   }
 
-  struct State final : ControlState {
+  struct Block {
     std::unique_ptr<Frame> frame;
-    std::vector<Array> scratch;
     BodyArgs args;
+    std::vector<std::array<Array, 2>> own;  // per carry kept apart from the other blocks
+  };
+  struct State final : ControlState {
+    std::vector<Block> blocks;  // one per block of rows
+    std::vector<Array> scratch;
   };
 
   std::unique_ptr<ControlState> new_state() const override {
     auto st = std::make_unique<State>();
-    st->frame = body_->new_frame();
-    st->scratch = scratch_for(carry_avals_, in_place_);
-    st->args.resize(*body_);
+    st->blocks.resize(size_t(shards_));
+    for (Block& b : st->blocks) {
+      b.frame = body_->new_frame();
+      b.args.resize(*body_);
+      b.own.resize(ncar_);
+      for (size_t k = 0; k < ncar_; ++k)
+        if (own_carry(k))
+          for (Array& a : b.own[k]) a = detail::empty_array(carry_avals_[k].shape, carry_avals_[k].dtype, carry_avals_[k].weak);
+    }
+    std::vector<bool> no_scratch = in_place_;
+    for (size_t k = 0; k < ncar_; ++k) no_scratch[k] = no_scratch[k] || own_carry(k);
+    st->scratch = scratch_for(carry_avals_, no_scratch);
     return st;
   }
 
   void run(ControlState& base, std::span<const Array> in, std::span<Array> out) const override {
     State& st = static_cast<State&>(base);
-    const int64_t L = length_;
-    if (L == 0) {
+    if (length_ == 0) {
       for (size_t k = 0; k < ncar_; ++k) copy_array(in[nc_ + k], out[k]);
       return;
     }
-    BodyArgs& a = st.args;
-    for (size_t i = 0; i < nc_; ++i) a.set_in(i, in[i]);
+    if (shards_ == 1) return run_block(st, 0, in, out);
+    // Inside another parallel region (a loop nested in a sharded loop) the blocks run in turn.
+    const int threads = omp_in_parallel() ? 1 : std::min(shards_, omp_get_max_threads());
+    std::exception_ptr error;
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
+    for (int s = 0; s < shards_; ++s) {
+      try {
+        run_block(st, s, in, out);
+      } catch (...) {
+#pragma omp critical(jx_scan_block_error)
+        if (!error) error = std::current_exception();
+      }
+    }
+    if (error) std::rethrow_exception(error);
+  }
+
+  std::string describe(const std::string& indent) const override {
+    return str(indent, "scan body, ", length_, " steps", reverse_ ? ", reverse" : "",
+               shards_ > 1 ? str(", ", shards_, " row blocks on their own threads") : std::string(),
+               in_place_str(in_place_), ":\n", body_->describe(indent + "  "));
+  }
+
+ private:
+  // A carry that every block computes whole, in buffers of its own.
+  bool own_carry(size_t k) const { return shards_ > 1 && in_block_[nc_ + k] == 0; }
+
+  // The whole loop for block s of the rows (the only block without shards).
+  void run_block(State& st, int s, std::span<const Array> in, std::span<Array> out) const {
+    const int64_t L = length_;
+    Block& blk = st.blocks[size_t(s)];
+    BodyArgs& a = blk.args;
+    auto at = [](const Array& arr, int64_t offset) { return static_cast<char*>(detail::raw_data(arr)) + offset; };
+    for (size_t i = 0; i < nc_; ++i) {
+      if (in_block_[i] == 0) {
+        a.set_in(i, in[i]);
+      } else {
+        a.in_ptr[i] = at(in[i], s * in_block_[i]);
+      }
+    }
     const size_t nx = x_row_.size(), ny = y_row_.size();
     for (int64_t t = 0; t < L; ++t) {
       const int64_t row = reverse_ ? L - 1 - t : t;
       for (size_t k = 0; k < ncar_; ++k) {
+        if (own_carry(k)) {
+          a.in_ptr[nc_ + k] = t == 0 ? detail::raw_data(in[nc_ + k]) : detail::raw_data(blk.own[k][size_t(t - 1) % 2]);
+          a.out_ptr[k] = detail::raw_data(blk.own[k][size_t(t) % 2]);
+          continue;
+        }
         const Array& from = t == 0 ? in[nc_ + k] : in_place_[k] || (L - t) % 2 == 0 ? out[k] : st.scratch[k];
         const Array& to = in_place_[k] || (L - 1 - t) % 2 == 0 ? out[k] : st.scratch[k];
-        a.set_in(nc_ + k, from);
-        a.set_out(k, to);
+        if (shards_ == 1) {
+          a.set_in(nc_ + k, from);
+          a.set_out(k, to);
+        } else {
+          a.in_ptr[nc_ + k] = at(from, s * in_block_[nc_ + k]);
+          a.out_ptr[k] = at(to, s * in_block_[nc_ + k]);
+        }
       }
-      for (size_t x = 0; x < nx; ++x)
-        a.in_ptr[nc_ + ncar_ + x] = static_cast<const char*>(detail::raw_data(in[nc_ + ncar_ + x])) + row * x_row_[x];
-      for (size_t y = 0; y < ny; ++y)
-        a.out_ptr[ncar_ + y] = static_cast<char*>(detail::raw_data(out[ncar_ + y])) + row * y_row_[y];
-      a.run(*body_, *st.frame);
+      for (size_t x = 0; x < nx; ++x) {
+        const size_t i = nc_ + ncar_ + x;
+        a.in_ptr[i] = at(in[i], row * x_row_[x] + s * in_block_[i]);
+      }
+      for (size_t y = 0; y < ny; ++y) a.out_ptr[ncar_ + y] = at(out[ncar_ + y], row * y_row_[y] + s * y_block_[y]);
+      a.run(*body_, *blk.frame);
     }
+    for (size_t k = 0; k < ncar_; ++k)
+      if (own_carry(k) && s == 0) copy_array(blk.own[k][size_t(L - 1) % 2], out[k]);
   }
 
-  std::string describe(const std::string& indent) const override {
-    return str(indent, "scan body, ", length_, " steps", reverse_ ? ", reverse" : "", in_place_str(in_place_), ":\n",
-               body_->describe(indent + "  "));
-  }
-
- private:
   std::shared_ptr<CompiledBody> body_;
   size_t nc_, ncar_;
   int64_t length_;
   bool reverse_;
+  int shards_;
   std::vector<Aval> carry_avals_;
-  std::vector<int64_t> x_row_, y_row_;  // bytes per row
+  std::vector<int64_t> in_block_;       // per input: bytes of one block of rows (0: read whole)
+  std::vector<int64_t> x_row_, y_row_;  // per xs / ys: bytes of one step
+  std::vector<int64_t> y_block_;        // per ys: bytes of one block of a step's rows
   std::vector<bool> in_place_;          // per carry
 };
 
@@ -283,10 +364,12 @@ std::string describe_with_controls(const ir::Jaxpr& j, const FusionPlan& plan,
 ControlCompiler::~ControlCompiler() = default;
 
 std::shared_ptr<CompiledBody> ControlCompiler::body(const ir::Jaxpr& j, const std::vector<bool>& in_array,
-                                                    const std::vector<bool>& out_array) {
+                                                    const std::vector<bool>& out_array,
+                                                    std::shared_ptr<const ir::Jaxpr> owner) {
   FusionPlan plan = fuse(j, FusionOptions{.kernels = kernels_});
   std::vector<std::shared_ptr<const ControlDriver>> controls = drivers(j, plan);
-  auto b = std::make_shared<CompiledBody>(j, std::move(plan), in_array, out_array, std::move(controls));
+  auto b = std::make_shared<CompiledBody>(j, std::move(plan), in_array, out_array, std::move(controls),
+                                          std::move(owner));
   units_.push_back(b);
   return b;
 }
@@ -303,9 +386,18 @@ std::vector<std::shared_ptr<const ControlDriver>> ControlCompiler::drivers(const
       const ir::Jaxpr& sub = ir::jaxpr_of(p, "jaxpr");
       const size_t nc = size_t(p.i("num_consts")), ncar = size_t(p.i("num_carry"));
       std::vector<bool> in_array(sub.invars.size(), false), out_array(sub.outvars.size(), false);
+      if (std::optional<RowShards> rs = shard_scan_rows(sub, nc, ncar, omp_get_max_threads())) {
+        // Blocks of rows reach the body as pointers: only whole consts come as Arrays.
+        for (size_t i = 0; i < nc; ++i) in_array[i] = !rs->row_inputs[i];
+        auto owner = std::make_shared<const ir::Jaxpr>(std::move(rs->body));
+        r[si] = std::make_shared<ScanDriver>(body(*owner, in_array, out_array, owner), p, sub, rs->shards,
+                                             rs->row_inputs);
+        continue;
+      }
       std::fill(in_array.begin(), in_array.begin() + long(nc + ncar), true);
       std::fill(out_array.begin(), out_array.begin() + long(ncar), true);
-      r[si] = std::make_shared<ScanDriver>(body(sub, in_array, out_array), p);
+      r[si] = std::make_shared<ScanDriver>(body(sub, in_array, out_array), p, sub, 1,
+                                           std::vector<bool>(sub.invars.size(), false));
     } else if (e.prim == ops::Prim::While) {
       const ir::Jaxpr& c = ir::jaxpr_of(p, "cond_jaxpr");
       const ir::Jaxpr& b = ir::jaxpr_of(p, "body_jaxpr");

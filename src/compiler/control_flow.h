@@ -8,7 +8,9 @@
 //     between values whose lifetimes do not overlap), allocated once per call;
 //   - scan reads each row of xs in place and writes each row of ys in place (a kernel
 //     reads and writes through a pointer offset; only a library call that reads a row
-//     gets a copy in a staging buffer, since an Array cannot view part of a buffer).
+//     gets a copy in a staging buffer, since an Array cannot view part of a buffer);
+//   - a scan whose body never mixes the rows of its carries (scan_shard.cpp) runs as
+//     independent loops over blocks of rows, one per thread, with no barrier per step.
 // Nested control flow keeps its state in its parent's frame, so a loop inside a loop
 // allocates once per call of the outer program too.
 #pragma once
@@ -72,7 +74,8 @@ class ControlCompiler {
 
  private:
   std::shared_ptr<CompiledBody> body(const ir::Jaxpr& j, const std::vector<bool>& in_array,
-                                     const std::vector<bool>& out_array);
+                                     const std::vector<bool>& out_array,
+                                     std::shared_ptr<const ir::Jaxpr> owner = nullptr);
   bool kernels_;
   std::vector<std::shared_ptr<CompiledBody>> units_;
   std::vector<bool> in_source_;

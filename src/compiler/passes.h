@@ -42,6 +42,18 @@ ir::Jaxpr rewrite_per_example_products(const ir::Jaxpr& j);
 // pass_scan_hoist.cpp: moves loop-invariant equations, products of xs slices and
 // products accumulated into a carry out of scan bodies.
 ir::Jaxpr hoist_from_scans(const ir::Jaxpr& j);
+// scan_shard.cpp: a scan body whose carries are batches of `rows` rows that it never
+// mixes, cut to rows / shards rows, so that each block of rows loops on its own thread
+// (the largest shards <= max_shards that leaves each block enough work); nullopt when
+// the body may mix rows or the loop is too small. Not a pipeline pass: the control-flow
+// compiler builds the sharded body beside the program (JX_SCAN_SHARDS=0 disables it).
+struct RowShards {
+  ir::Jaxpr body;
+  int shards = 1;
+  std::vector<bool> row_inputs;  // per body input: split by rows (else read whole)
+};
+std::optional<RowShards> shard_scan_rows(const ir::Jaxpr& body, size_t num_consts, size_t num_carry,
+                                         int max_shards);
 // pass_duplicate.cpp: one copy of a cheap elementwise producer per kernel-fused reader,
 // so no kernel writes it for another (runs once, after the fixpoint, for kernels only).
 ir::Jaxpr duplicate_cheap_producers(const ir::Jaxpr& j);
