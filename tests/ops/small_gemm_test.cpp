@@ -1,8 +1,8 @@
 // The register-tiled float32 GEMM (backend/cpu/small_gemm.h) against a float64 loop, over
 // shapes that exercise every tile (rows 1-6 and a remainder, 1-4 vectors of columns),
 // both layouts of A, contractions shorter and longer than one slice, and accumulation;
-// and dot_general's contraction split across threads (a long contraction with a small
-// result) against float64.
+// eager dot_general on small products, and its contraction split across threads (a long
+// contraction with a small result), against float64.
 #include <gtest/gtest.h>
 #include <omp.h>
 
@@ -78,6 +78,30 @@ TEST(SmallGemm, SupportNeedsWholeVectorsAndSmallWork) {
   EXPECT_FALSE(cpu::small_sgemm_supported(32, 60, 64));     // 60 columns: not whole vectors
   EXPECT_FALSE(cpu::small_sgemm_supported(512, 512, 512));  // threaded GEMM territory
   EXPECT_FALSE(cpu::small_sgemm_supported(0, 64, 64));
+}
+
+// Eager float32 products small enough for the tiles (a plain matmul, A contracted along
+// its rows, a batched product run a batch per thread) against float64.
+TEST(SmallGemm, EagerSmallProductsMatchFloat64) {
+  auto make = [](Shape s, uint32_t seed) {
+    std::vector<float> v = values(s.numel(), seed);
+    return jnp::array(std::vector<double>(v.begin(), v.end()), s).astype(DType::Float32);
+  };
+  struct Case {
+    Shape a, b;
+    lax::DotDimensionNumbers dims;
+  };
+  const Case cases[] = {{{16, 64}, {64, 64}, {{1}, {0}, {}, {}}},
+                        {{64, 16}, {64, 48}, {{0}, {0}, {}, {}}},
+                        {{3, 8, 32}, {3, 32, 32}, {{2}, {1}, {0}, {0}}}};
+  for (const Case& c : cases) {
+    const Array a = make(c.a, 8), b = make(c.b, 9);
+    std::vector<float> g = lax::dot_general(a, b, c.dims).to_vector<float>();
+    std::vector<double> w =
+        lax::dot_general(a.astype(DType::Float64), b.astype(DType::Float64), c.dims).to_vector<double>();
+    ASSERT_EQ(g.size(), w.size());
+    expect_close(g, w, 64, "eager");
+  }
 }
 
 // dot_general with a contraction over (time, batch) = 3 * 1000 and a 64 x 48 result: the

@@ -278,7 +278,14 @@ void sgemm_batched(const MatView& A, const MatView& B, float* out, int64_t M, in
   const float* ap = static_cast<const float*>(a.data);
   const float* bp = static_cast<const float*>(b.data);
   const int64_t batch = a.batch;
+  // Small products skip oneDNN's per-call setup (small_gemm.h), as compiled loop bodies do.
+  const bool tiles = tb == 'N' && small_sgemm_supported(M, N, K);
   auto one = [&](int64_t i) {
+    if (tiles) {
+      sgemm_tiles(M, N, K, ap + i * a.s_batch, ta == 'N' ? lda : 1, ta == 'N' ? 1 : lda, bp + i * b.s_batch, ldb,
+                  out + i * M * N, false);
+      return;
+    }
     dnnl_status_t st = dnnl_sgemm(ta, tb, M, N, K, 1.0f, ap + i * a.s_batch, lda,
                                   bp + i * b.s_batch, ldb, 0.0f, out + i * M * N,
                                   std::max<int64_t>(N, 1));

@@ -14,10 +14,10 @@ struct DotDims {
 
 // out = dot_general(lhs, rhs) with operands of dtype `in` and a result of dtype `out`
 // (operands are converted to `out` first, as XLA does for a preferred element type).
-// float32 goes through oneDNN's sgemm, float64 and integers through a cache-blocked
-// kernel, float16/bfloat16 through float32, complex64/complex128 through BLAS's
-// cgemm/zgemm (plain products, no conjugation, as lax.dot_general). Integer sums wrap in the output type; bool is
-// OR of ANDs.
+// float32 goes through oneDNN's sgemm (small products through small_gemm.h), float64
+// and integers through a cache-blocked kernel, float16/bfloat16 through float32,
+// complex64/complex128 through BLAS's cgemm/zgemm (plain products, no conjugation, as
+// lax.dot_general). Integer sums wrap in the output type; bool is OR of ANDs.
 void dot_general(DType in, DType out, const void* lhs, const int64_t* lhs_shape, int lhs_ndim,
                  const void* rhs, const int64_t* rhs_shape, int rhs_ndim, const DotDims& dims,
                  void* result);

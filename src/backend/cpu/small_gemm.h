@@ -1,5 +1,5 @@
-// Small float32 matrix products with no per-call setup, for the library steps of
-// compiled loop bodies: an RNN step's [32, 64] x [64, 64] product takes about 1.3 us of
+// Small float32 matrix products with no per-call setup, for eager dot_general and the
+// library steps of compiled loop bodies: an RNN step's [32, 64] x [64, 64] product takes about 1.3 us of
 // arithmetic, and oneDNN's sgemm adds its dispatch, packing and workspace to every call
 // (2.0-2.5 us in all). The shape is fixed when the loop is compiled, so the body calls
 // this kernel on raw pointers (XLA's CPU backend likewise emits its own code for small
@@ -17,8 +17,10 @@ struct SmallGemm {
 };
 
 // Whether small_sgemm runs this shape in this build: N a multiple of the vector width
-// (16 with AVX-512, 8 with AVX2 + FMA; never without them) and M*N*K at most 2^18, the
-// size up to which one thread computes a product (dot.cpp's threaded GEMMs start there).
+// (16 with AVX-512, 8 with AVX2 + FMA; never without them), M*N*K at most 2^18, the size
+// up to which one thread computes a product (dot.cpp's threaded GEMMs start there), and B
+// at most 64 KiB. dot_general's eager float32 path uses it for the same shapes, so eager
+// and compiled products agree bit for bit: at 16x64x64 0.79 us against oneDNN's 1.13.
 bool small_sgemm_supported(int64_t M, int64_t N, int64_t K);
 void small_sgemm(const SmallGemm& g, const float* A, const float* B, float* C);
 
