@@ -8,6 +8,7 @@
 
 #include <cstdlib>
 
+#include "backend/cpu/small_gemm.h"
 #include "compiler/jit_testing.h"
 #include "jx/control_flow.h"
 #include "jx/jx.h"
@@ -87,7 +88,9 @@ TEST_F(RowShards, ShardsChangeNoValue) {
   ::unsetenv("JX_SCAN_SHARDS");
   EXPECT_NE(sharded.find(kSharded), std::string::npos) << sharded;
   EXPECT_EQ(whole.find("row blocks"), std::string::npos) << whole;
-  EXPECT_TRUE(close_values(a, b, 0, 1e-6));
+  // Bit for bit where the products run through the tiles (a fixed order over K for every
+  // row); oneDNN may order a product's sums by its row count.
+  EXPECT_TRUE(close_values(a, b, 0, cpu::small_sgemm_supported(24, 64, 64) ? 0 : 1e-6));
 }
 
 // Gradients through the scan (the reverse scan of the transposed body shards too) and a
