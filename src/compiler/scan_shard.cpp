@@ -5,8 +5,7 @@
 // never mixes its rows: row b of the next carry depends only on row b of this one, on
 // row b of the step's xs, and on the consts. Then the whole loop splits into P
 // independent loops, one per block of B/P rows, each on its own thread with no
-// synchronization per step. XLA has no such rewrite on CPU; hand-written RNN kernels
-// split the batch across cores the same way.
+// synchronization per step: the split a hand-written multithreaded RNN loop would make.
 //
 // shard_scan_rows decides by following the leading axis through the body. A value is
 //   row      its axis 0 is the carry's batch axis (carries, xs slices with B rows, and
@@ -14,16 +13,17 @@
 //   uniform  equal along an axis 0 of size B (a broadcast of a row-free value that does
 //            not map into axis 0, such as the bias broadcast to [B, H]);
 //   free     anything else (consts and what is computed from them alone).
-// An equation that reads a row value keeps rows separate when it is elementwise (its other
-// operands 0-d, uniform, or free with a size-1 axis 0 that broadcasts), a broadcast, reshape, squeeze or transpose that keeps axis 0
-// in place, a reduction over other axes, or a dot_general of a row lhs (axis 0 neither
-// contracted nor batched) with a free rhs, or of two row operands batched over axis 0.
-// Anything else (a nested loop, a gather, a reduction over axis 0, a row value as a
-// product's rhs) leaves the scan as it is. A carry without B rows (a step counter) must
-// be computed from row-free values only: every block then computes it alike, in buffers
-// of its own. Consts with B rows are split like the carries when the body reads them row
-// by row (the per-example targets of an iterative solver). The sharded body is the same body with axis 0
-// of every row value (and of each uniform value a row equation reads) cut to B/P.
+// An equation that reads a row value keeps rows separate when it is elementwise (its
+// other operands 0-d, uniform, or free with a size-1 axis 0 that broadcasts), a
+// broadcast, reshape, squeeze or transpose that keeps axis 0 in place, a reduction over
+// other axes, or a dot_general of a row lhs (axis 0 neither contracted nor batched) with
+// a free rhs, or of two row operands batched over axis 0. Anything else (a nested loop, a
+// gather, a reduction over axis 0, a row value as a product's rhs) leaves the scan as it
+// is. A carry without B rows (a step counter) must be computed from row-free values
+// only: every block then computes it alike, in buffers of its own. Consts with B rows
+// are split like the carries when the body reads them row by row (the per-example
+// targets of an iterative solver). The sharded body is the same body with axis 0 of
+// every row value (and of each uniform value a row equation reads) cut to B/P.
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
