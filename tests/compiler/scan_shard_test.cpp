@@ -72,7 +72,7 @@ TEST_F(RowShards, RnnRunsInRowBlocksAndMatchesTheInterpreter) {
     std::string d;
     Arrays got = compiled(j, args, &d);
     EXPECT_NE(d.find(kSharded), std::string::npos) << d;
-    EXPECT_TRUE(close_values(got, ir::eval_jaxpr(j, args), 0, 2e-6)) << d;
+    EXPECT_TRUE(close_values(got, ir::eval_jaxpr(j, args), 0, 1e-5)) << d;
   }
 }
 
@@ -112,7 +112,10 @@ TEST_F(RowShards, UnderGradAndVmap) {
   std::string d;
   Arrays got = compiled(g, gargs, &d);
   EXPECT_NE(d.find("reverse, " + std::string(kSharded)), std::string::npos) << d;
-  EXPECT_TRUE(close_values(got, ir::eval_jaxpr(g, gargs), 0, 1e-5)) << d;
+  // The weight gradients are sums over 96 (step, row) terms that the compiled program adds
+  // in another order (scan_hoist's products after the loop): 1e-5 of a value near 1 was
+  // exceeded (1.2e-5) in the -O1 sanitizer build.
+  EXPECT_TRUE(close_values(got, ir::eval_jaxpr(g, gargs), 0, 1e-4)) << d;
 
   // vmap over 3 sequences: the carry is [3, 16, 64], rows of the vmapped axis.
   ir::Jaxpr v = trace_closed(
@@ -124,7 +127,7 @@ TEST_F(RowShards, UnderGradAndVmap) {
        aval(DType::Float32, {3, 16, 64}), aval(DType::Float32, {3, 4, 16, 24})});
   Arrays vargs = args_for({aval(DType::Float32, {64, 64}), aval(DType::Float32, {24, 64}), aval(DType::Float32, {64}),
                            aval(DType::Float32, {3, 16, 64}), aval(DType::Float32, {3, 4, 16, 24})});
-  EXPECT_TRUE(close_values(compiled(v, vargs), ir::eval_jaxpr(v, vargs), 0, 2e-6));
+  EXPECT_TRUE(close_values(compiled(v, vargs), ir::eval_jaxpr(v, vargs), 0, 1e-5));
 }
 
 // A per-step value without the batch rows (a step size read from xs) is read whole by
@@ -197,7 +200,7 @@ TEST_F(RowShards, BodiesThatMixRowsAndSmallBatchesKeepOneLoop) {
     std::string d;
     Arrays got = compiled(j, args, &d);
     EXPECT_EQ(d.find("row blocks"), std::string::npos) << name << "\n" << d;
-    EXPECT_TRUE(close_values(got, ir::eval_jaxpr(j, args), 0, 2e-6)) << name;
+    EXPECT_TRUE(close_values(got, ir::eval_jaxpr(j, args), 0, 1e-5)) << name;
   }
   for (int64_t batch : {6, 33}) {  // 3 rows a block; an odd batch
     ir::Jaxpr j = trace_closed([&](const Arrays& a) { return rnn(a, false); }, rnn_avals(batch, 3));
@@ -205,7 +208,7 @@ TEST_F(RowShards, BodiesThatMixRowsAndSmallBatchesKeepOneLoop) {
     std::string d;
     Arrays got = compiled(j, args, &d);
     EXPECT_EQ(d.find("row blocks"), std::string::npos) << batch << "\n" << d;
-    EXPECT_TRUE(close_values(got, ir::eval_jaxpr(j, args), 0, 2e-6)) << batch;
+    EXPECT_TRUE(close_values(got, ir::eval_jaxpr(j, args), 0, 1e-5)) << batch;
   }
 }
 
@@ -222,7 +225,7 @@ TEST_F(RowShards, NestedInAnOuterLoop) {
   std::string d;
   Arrays got = compiled(j, args, &d);
   EXPECT_NE(d.find(kSharded), std::string::npos) << d;
-  EXPECT_TRUE(close_values(got, ir::eval_jaxpr(j, args), 0, 2e-6)) << d;
+  EXPECT_TRUE(close_values(got, ir::eval_jaxpr(j, args), 0, 1e-5)) << d;
 }
 
 }  // namespace
