@@ -345,7 +345,7 @@ std::string complex_unary_emit(const std::string& x, DType t, const Params& para
     return str("((bool)(std::isfinite(", x, ".real()) && std::isfinite(", x, ".imag())))");
   else if constexpr (P == Prim::Log1p) return str("jx_cx::log1p", x);
   else if constexpr (P == Prim::Expm1) return str("jx_cx::expm1", x);
-  else if constexpr (P == Prim::Abs) return str("std::hypot(", x, ".real(), ", x, ".imag())");
+  else if constexpr (P == Prim::Abs) return str("jx_cx::abs(", x, ")");
   else if constexpr (P == Prim::Rsqrt) return str("jx_cx::div(", C, "(1, 0), std::sqrt", x, ")");
   else if constexpr (P == Prim::Square) return str("jx_cx::mul(", x, ", ", x, ")");
   else if constexpr (P == Prim::IntegerPow) return str("jx_cx::integer_pow(", x, ", ", params.i("y"), "LL)");

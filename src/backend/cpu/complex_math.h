@@ -95,7 +95,7 @@ inline unary_out_t<op, R> unary(std::complex<R> x, int64_t p) {
   else if constexpr (op == UnaryOp::Rsqrt) return cx::div(Cx(R(1), R(0)), std::sqrt(x));
   else if constexpr (op == UnaryOp::Square) return cx::mul(x, x);
   else if constexpr (op == UnaryOp::IntegerPow) return cx::integer_pow(x, p);
-  else if constexpr (op == UnaryOp::Abs) return std::hypot(x.real(), x.imag());
+  else if constexpr (op == UnaryOp::Abs) return cx::abs(x);
   else if constexpr (op == UnaryOp::Real) return x.real();
   else if constexpr (op == UnaryOp::Imag) return x.imag();
   else if constexpr (op == UnaryOp::Conj) return Cx(x.real(), -x.imag());
