@@ -144,10 +144,7 @@ class Sharder {
   // The equation over B/P rows, or nullopt when it may mix rows.
   std::optional<ir::Eqn> shard(const ir::Eqn& e, std::vector<ir::Eqn>& eqns) {
     ir::Eqn s = e;
-    const Aval in0 = r_.aval_of(e.inputs[0]);  // before any cut (a row input's aval is cut already)
-    const ops::PrimitiveInfo& info = ops::info(e.prim);
-    if (e.prim == Prim::Iota) return std::nullopt;
-    if (info.fusion == ops::FusionKind::Elementwise) {
+    if (ops::info(e.prim).fusion == ops::FusionKind::Elementwise) {
       for (ir::Atom& a : s.inputs) {
         const Kind k = kind(a);
         if (k == Kind::Uniform) {
@@ -162,9 +159,11 @@ class Sharder {
         }
       }
     } else if (e.prim == Prim::BroadcastInDim) {
+      // The operand is a row value (its aval already cut to B/P rows).
       const ints& bd = e.params.ints("broadcast_dimensions");
       ints shape = e.params.ints("shape");
-      if (bd.empty() || bd[0] != 0 || in0.shape[0] != B_ / P_ || shape[0] != B_) return std::nullopt;
+      if (bd.empty() || bd[0] != 0 || r_.aval_of(e.inputs[0]).shape[0] != B_ / P_ || shape[0] != B_)
+        return std::nullopt;
       shape[0] = B_ / P_;
       s.params.set("shape", shape);
     } else if (e.prim == Prim::Reshape) {

@@ -278,17 +278,17 @@ void sgemm_batched(const MatView& A, const MatView& B, float* out, int64_t M, in
   const float* ap = static_cast<const float*>(a.data);
   const float* bp = static_cast<const float*>(b.data);
   const int64_t batch = a.batch;
+  // c[M, N] = a b over `depth` of the contraction, through the register tiles of
+  // small_gemm.h or oneDNN.
+  auto gemm = [&](bool tiles, int64_t depth, const float* a_p, const float* b_p, float* c) {
+    if (!tiles) return dnnl_sgemm(ta, tb, M, N, depth, 1.0f, a_p, lda, b_p, ldb, 0.0f, c, std::max<int64_t>(N, 1));
+    sgemm_tiles(M, N, depth, a_p, ta == 'N' ? lda : 1, ta == 'N' ? 1 : lda, b_p, ldb, c, false);
+    return dnnl_success;
+  };
   // Small products skip oneDNN's per-call setup (small_gemm.h), as compiled loop bodies do.
   const bool tiles = tb == 'N' && small_sgemm_supported(M, N, K);
   auto one = [&](int64_t i) {
-    if (tiles) {
-      sgemm_tiles(M, N, K, ap + i * a.s_batch, ta == 'N' ? lda : 1, ta == 'N' ? 1 : lda, bp + i * b.s_batch, ldb,
-                  out + i * M * N, false);
-      return;
-    }
-    dnnl_status_t st = dnnl_sgemm(ta, tb, M, N, K, 1.0f, ap + i * a.s_batch, lda,
-                                  bp + i * b.s_batch, ldb, 0.0f, out + i * M * N,
-                                  std::max<int64_t>(N, 1));
+    dnnl_status_t st = gemm(tiles, K, ap + i * a.s_batch, bp + i * b.s_batch, out + i * M * N);
     JX_CHECK(st == dnnl_success, "dnnl_sgemm failed with status ", int(st));
   };
   const int64_t work = M * N * K;
@@ -310,11 +310,7 @@ void sgemm_batched(const MatView& A, const MatView& B, float* out, int64_t M, in
       float* dst = t == 0 ? out : partial.data() + (t - 1) * M * N;
       const float* a_t = ap + k0 * (ta == 'N' ? 1 : lda);
       const float* b_t = bp + k0 * (tb == 'N' ? ldb : 1);
-      dnnl_status_t st = dnnl_success;
-      if (tb == 'N' && sgemm_tiles_supported(N))
-        sgemm_tiles(M, N, k1 - k0, a_t, ta == 'N' ? lda : 1, ta == 'N' ? 1 : lda, b_t, ldb, dst, false);
-      else
-        st = dnnl_sgemm(ta, tb, M, N, k1 - k0, 1.0f, a_t, lda, b_t, ldb, 0.0f, dst, std::max<int64_t>(N, 1));
+      const dnnl_status_t st = gemm(tb == 'N' && sgemm_tiles_supported(N), k1 - k0, a_t, b_t, dst);
       if (st != dnnl_success) {
 #pragma omp critical(jx_sgemm_status)
         failed = st;

@@ -86,10 +86,6 @@ bool small_sgemm_supported(int64_t M, int64_t N, int64_t K) {
          K * N <= kMaxSmallB;
 }
 
-void small_sgemm(const SmallGemm& g, const float* A, const float* B, float* C) {
-  sgemm_tiles(g.M, g.N, g.K, A, g.lhs_transposed ? 1 : g.K, g.lhs_transposed ? g.M : 1, B, g.N, C, false);
-}
-
 bool sgemm_tiles_supported(int64_t N) { return N % Vec::kWidth == 0; }
 
 void sgemm_tiles(int64_t M, int64_t N, int64_t K, const float* a, int64_t a_m, int64_t a_k, const float* b,
@@ -126,10 +122,10 @@ void sgemm_tiles(int64_t M, int64_t N, int64_t K, const float* a, int64_t a_m, i
       c[i * N + j] = s;
     }
 }
+#endif
+
 void small_sgemm(const SmallGemm& g, const float* A, const float* B, float* C) {
   sgemm_tiles(g.M, g.N, g.K, A, g.lhs_transposed ? 1 : g.K, g.lhs_transposed ? g.M : 1, B, g.N, C, false);
 }
-
-#endif
 
 }  // namespace jx::cpu
