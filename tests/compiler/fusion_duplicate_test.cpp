@@ -96,15 +96,21 @@ TEST(FusionDuplicate, PmeanDivisionIsComputedInEachKernelThatReadsIt) {
     for (int v : st.outputs)
       EXPECT_TRUE(returned[size_t(v)] || j.avals[size_t(v)].shape != kW) << steps;
 
-  // The compiled program equals the interpreter bit for bit.
+  // The compiled program equals the interpreter up to the order of the full sum in the
+  // norm, which scales every clipped gradient: compiled code adds in blocks of 64 lanes,
+  // the eager kernel in the vectors its compiler chose for this CPU. Bit-equal on the
+  // Intel machines this was written on; on an AMD Zen 4 build the clipped outputs differ
+  // by up to 1.2e-10, where m' = 0.9 m + 0.1 c nearly cancels (8 ulps of a 1.6e-4 result),
+  // and the unclipped ones (which do not read the norm) are bit-equal: hence an absolute
+  // 1e-6.
   auto exe = compiler::compile(traced, {.name = "duplicate", .donate = {}});
   EXPECT_EQ(exe->describe().find("interpreted"), std::string::npos) << exe->describe();
   Arrays args;
   for (const ops::Aval& a : clipped_adamw_avals()) args.push_back(input(a.dtype, a.shape, int(args.size()) + 50));
-  EXPECT_TRUE(close_values(exe->run(args), ir::eval_jaxpr(traced, args), 0)) << exe->describe();
+  EXPECT_TRUE(close_values(exe->run(args), ir::eval_jaxpr(traced, args), 0, 1e-6)) << exe->describe();
   // Also with the norm below 1 (no clipping: the other case of the select).
   for (size_t i : {1, 2}) args[i] = args[i] * Array(0.001f);
-  EXPECT_TRUE(close_values(exe->run(args), ir::eval_jaxpr(traced, args), 0)) << exe->describe();
+  EXPECT_TRUE(close_values(exe->run(args), ir::eval_jaxpr(traced, args), 0, 1e-6)) << exe->describe();
 }
 
 // duplicate_cheap_producers on y = x / 2 and the readers `readers` builds from (x, y, w);
