@@ -42,6 +42,9 @@ ir::Jaxpr rewrite_per_example_products(const ir::Jaxpr& j);
 // pass_scan_hoist.cpp: moves loop-invariant equations, products of xs slices and
 // products accumulated into a carry out of scan bodies.
 ir::Jaxpr hoist_from_scans(const ir::Jaxpr& j);
+// pass_scan_remat.cpp: a ys that is a cheap elementwise function of other ys of its scan,
+// read only by scans of the same length, is recomputed in them instead of stacked.
+ir::Jaxpr recompute_scan_residuals(const ir::Jaxpr& j);
 // scan_shard.cpp: a scan body whose carries are batches of `rows` rows that it never
 // mixes, cut to rows / shards rows, so that each block of rows loops on its own thread
 // (the largest shards <= max_shards that leaves each block enough work); nullopt when

@@ -1,9 +1,9 @@
 // The pass pipeline, as Halide's Lower.cpp: a fixed, linear list of passes, each logged
 // and dumped. Inlining runs once (nothing later creates calls); simplify, fold, CSE, DCE,
-// the convolution epilogues, the per-example rewrites and the scan hoisting then repeat
-// until a whole round changes nothing (each can
-// expose work for the others: folding makes `x * 1` visible to simplify, simplify leaves
-// dead producers, an epilogue leaves the convolution it replaced to DCE). For compiled
+// the convolution epilogues, the per-example rewrites, the scan hoisting and the scan
+// residual recomputation then repeat until a whole round changes nothing (each can expose
+// work for the others: folding makes `x * 1` visible to simplify, simplify leaves dead
+// producers, an epilogue leaves the convolution it replaced to DCE). For compiled
 // kernels, cheap producers are then duplicated once per reader (pass_duplicate.cpp).
 #include "compiler/pipeline.h"
 
@@ -187,6 +187,7 @@ const std::vector<Pass>& default_pipeline() {
       {"epilogue", fuse_conv_epilogues},
       {"per_example", rewrite_per_example_products},
       {"scan_hoist", hoist_from_scans},
+      {"scan_remat", recompute_scan_residuals},
   };
   return passes;
 }

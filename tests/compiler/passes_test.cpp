@@ -392,7 +392,7 @@ TEST(Pipeline, OrderAndNames) {
   std::vector<std::string> names;
   for (const cc::Pass& p : cc::default_pipeline()) names.push_back(p.name);
   EXPECT_EQ(names, (std::vector<std::string>{"inline", "simplify", "fold", "cse", "dce", "epilogue",
-                                              "per_example", "scan_hoist"}));
+                                              "per_example", "scan_hoist", "scan_remat"}));
 }
 
 TEST(Pipeline, OptimizesToAFixpoint) {
@@ -467,12 +467,12 @@ TEST(Pipeline, LogsEachPass) {
   cc::optimize(identities_program(), "logged");
   std::string log = ::testing::internal::GetCapturedStderr();
   ::unsetenv("JX_LOG_PASSES");
-  // inline, then two rounds of simplify/fold/cse/dce/epilogue/per_example/scan_hoist (the
-  // second one changes nothing).
+  // inline, then two rounds of simplify/fold/cse/dce/epilogue/per_example/scan_hoist/
+  // scan_remat (the second one changes nothing).
   EXPECT_NE(log.find("[jx pass] logged inline   11 -> 11 eqns, "), std::string::npos) << log;
   EXPECT_NE(log.find("[jx pass] logged simplify 11 -> 6 eqns, "), std::string::npos) << log;
   EXPECT_NE(log.find("[jx pass] logged dce      6 -> 1 eqns, "), std::string::npos) << log;
-  EXPECT_EQ(std::count(log.begin(), log.end(), '\n'), 15) << log;
+  EXPECT_EQ(std::count(log.begin(), log.end(), '\n'), 17) << log;
 }
 
 TEST(Pipeline, DumpsEachStageAtomically) {

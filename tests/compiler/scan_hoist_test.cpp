@@ -10,6 +10,7 @@
 #include "compiler/jit_testing.h"
 #include "compiler/passes.h"
 #include "compiler/pipeline.h"
+#include "compiler/scan_testing.h"
 #include "jx/control_flow.h"
 #include "jx/jx.h"
 
@@ -19,22 +20,6 @@ namespace {
 namespace jnp = jx::numpy;
 using Arrays = std::vector<Array>;
 using ops::Prim;
-
-// The scan equations of the optimized program, in order.
-std::vector<const ir::Eqn*> scans(const ir::Jaxpr& j) {
-  std::vector<const ir::Eqn*> r;
-  for (const ir::Eqn& e : j.eqns)
-    if (e.prim == Prim::Scan) r.push_back(&e);
-  return r;
-}
-
-int count(const ir::Jaxpr& j, Prim p) {
-  int n = 0;
-  for (const ir::Eqn& e : j.eqns) n += e.prim == p;
-  return n;
-}
-
-const ir::Jaxpr& body(const ir::Eqn* scan) { return ir::jaxpr_of(scan->params, "jaxpr"); }
 
 Arrays compiled(const ir::Jaxpr& j, const Arrays& args) {
   return compiler::compile(j, {.name = "scan_hoist", .donate = {}})->run(args);
@@ -47,18 +32,7 @@ Arrays compiled_without_pass(const ir::Jaxpr& j, const Arrays& args) {
   return r;
 }
 
-// The tanh RNN's loss and its gradient (the test of control_flow_test.cpp, hidden 8,
-// input 6, batch 4).
-Array rnn_loss(const Array& W, const Array& U, const Array& b, const Array& h0, const Array& xs) {
-  auto [h, hs] = lax::scan(
-      [&](const Array& h, const Array& x) {
-        Array n = jnp::tanh(jnp::matmul(h, W) + jnp::matmul(x, U) + b);
-        return std::make_pair(n, jx::none);
-      },
-      h0, xs);
-  return (h * h).sum();
-}
-
+// The tanh RNN (scan_testing.h) at hidden 8, input 6, batch 4, as in control_flow_test.cpp.
 std::vector<ops::Aval> rnn_avals(int64_t steps) {
   return {aval(DType::Float32, {8, 8}), aval(DType::Float32, {6, 8}), aval(DType::Float32, {8}),
           aval(DType::Float32, {4, 8}), aval(DType::Float32, {steps, 4, 6})};
