@@ -234,9 +234,13 @@ void CompiledBody::run(Frame& f, const void* const* in_ptr, const Array* const* 
   for (size_t i = 0; i < j_.invars.size(); ++i) {
     const size_t v = size_t(j_.invars[i]);
     f.ptr[v] = const_cast<void*>(in_ptr[i]);
+    // Only library and control steps read Arrays. Copying one costs two atomic updates of
+    // its count, which both threads of a row-blocked loop would make on the same consts'
+    // counts every step.
+    if (!invar_needs_array_[i]) continue;
     if (in_arr[i]) {
       f.arr[v] = *in_arr[i];
-    } else if (invar_needs_array_[i]) {
+    } else {
       // A library call reads a row of xs: it needs an Array of its own.
       const Array& st = f.staging[i];
       void* d = detail::raw_data(st);

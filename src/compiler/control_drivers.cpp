@@ -105,6 +105,13 @@ class ScanDriver final : public ControlDriver {
     }
     for (size_t k = 0; k < ncar_; ++k)
       in_place_.push_back(!own_carry(k) && body_->may_overwrite(nc_ + k, k));
+    // A carry the body also returns as a ys lives in that ys' rows (row blocks only, where
+    // carries are bare pointers): no copy per step, one at the end.
+    const auto& outs = body_->jaxpr().outvars;
+    carry_ys_.assign(ncar_, -1);
+    for (size_t k = 0; k < ncar_ && shards_ > 1; ++k)
+      for (size_t y = ncar_; y < outs.size() && !own_carry(k) && !in_place_[k] && carry_ys_[k] < 0; ++y)
+        if (outs[k].is_var() && outs[y].is_var() && outs[y].var == outs[k].var) carry_ys_[k] = int(y - ncar_);
   }
 
   struct Block {
@@ -129,7 +136,7 @@ class ScanDriver final : public ControlDriver {
           for (Array& a : b.own[k]) a = detail::empty_array(carry_avals_[k].shape, carry_avals_[k].dtype, carry_avals_[k].weak);
     }
     std::vector<bool> no_scratch = in_place_;
-    for (size_t k = 0; k < ncar_; ++k) no_scratch[k] = no_scratch[k] || own_carry(k);
+    for (size_t k = 0; k < ncar_; ++k) no_scratch[k] = no_scratch[k] || own_carry(k) || carry_ys_[k] >= 0;
     st->scratch = scratch_for(carry_avals_, no_scratch);
     return st;
   }
@@ -180,9 +187,16 @@ class ScanDriver final : public ControlDriver {
       }
     }
     const size_t nx = x_row_.size(), ny = y_row_.size();
+    auto ys_block = [&](size_t y, int64_t row) { return at(out[ncar_ + y], row * y_row_[y] + s * y_block_[y]); };
     for (int64_t t = 0; t < L; ++t) {
       const int64_t row = reverse_ ? L - 1 - t : t;
       for (size_t k = 0; k < ncar_; ++k) {
+        if (carry_ys_[k] >= 0) {
+          const size_t y = size_t(carry_ys_[k]);
+          a.in_ptr[nc_ + k] = t == 0 ? at(in[nc_ + k], s * in_block_[nc_ + k]) : ys_block(y, reverse_ ? row + 1 : row - 1);
+          a.out_ptr[k] = ys_block(y, row);
+          continue;
+        }
         if (own_carry(k)) {
           a.in_ptr[nc_ + k] = t == 0 ? detail::raw_data(in[nc_ + k]) : detail::raw_data(blk.own[k][size_t(t - 1) % 2]);
           a.out_ptr[k] = detail::raw_data(blk.own[k][size_t(t) % 2]);
@@ -202,11 +216,15 @@ class ScanDriver final : public ControlDriver {
         const size_t i = nc_ + ncar_ + x;
         a.in_ptr[i] = at(in[i], row * x_row_[x] + s * in_block_[i]);
       }
-      for (size_t y = 0; y < ny; ++y) a.out_ptr[ncar_ + y] = at(out[ncar_ + y], row * y_row_[y] + s * y_block_[y]);
+      for (size_t y = 0; y < ny; ++y) a.out_ptr[ncar_ + y] = ys_block(y, row);
       a.run(*body_, *blk.frame);
     }
-    for (size_t k = 0; k < ncar_; ++k)
+    for (size_t k = 0; k < ncar_; ++k) {
       if (own_carry(k) && s == 0) copy_array(blk.own[k][size_t(L - 1) % 2], out[k]);
+      if (carry_ys_[k] >= 0)
+        std::memcpy(at(out[k], s * in_block_[nc_ + k]), ys_block(size_t(carry_ys_[k]), reverse_ ? 0 : L - 1),
+                    size_t(in_block_[nc_ + k]));
+    }
   }
 
   std::shared_ptr<CompiledBody> body_;
@@ -219,6 +237,7 @@ class ScanDriver final : public ControlDriver {
   std::vector<int64_t> x_row_, y_row_;  // per xs / ys: bytes of one step
   std::vector<int64_t> y_block_;        // per ys: bytes of one block of a step's rows
   std::vector<bool> in_place_;          // per carry
+  std::vector<int> carry_ys_;           // per carry: the ys whose rows hold it, or -1
 };
 
 // while: operands [cond consts..., body consts..., carry...]. The cond writes its bool
