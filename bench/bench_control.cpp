@@ -3,7 +3,8 @@
 //             100 steps through lax::scan, loss = sum(h_T^2); value_and_grad w.r.t. W, U,
 //             b (forward scan + reverse scan), eager jx against the compiled program.
 //             PyTorch's eager loop with autograd is bench/peers/torch_rnn.py. Goals: jit
-//             >= 5x eager jx, >= 3x PyTorch.
+//             >= 5x eager jx, >= 3x PyTorch. rnn_ratio alternates the two calls and
+//             reports the median eager/jit ratio (robust to a machine whose speed drifts).
 //   newton_*  sqrt by Newton on 1M float32, x <- 0.5 (x + a / x): 20 iterations through
 //             fori_loop (a scan), and a while_loop until max |x^2 - a| < 1e-3 (it
 //             stops after 13 iterations for these inputs); against a hand-written 2-thread
@@ -12,6 +13,8 @@
 // not depend on the number of iterations.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -114,6 +117,37 @@ void BM_rnn_jit(benchmark::State& st) {
   st.counters["max|jit-eager|"] = err;
 }
 BENCHMARK(BM_rnn_jit)->UseRealTime()->Unit(benchmark::kMillisecond);
+
+// The ratio the goal names, measured so that a slower or faster stretch of a shared
+// machine hits both sides alike: each iteration times one eager call and then one call of
+// the compiled program; the counters are the medians of each and the median of the
+// per-iteration ratios (eager / jit).
+void BM_rnn_ratio(benchmark::State& st) {
+  Arrays args = rnn_args();
+  auto exe = compile_flat(rnn_step, args, "bench_rnn");
+  std::vector<double> eager, jit, ratio;
+  using clock = std::chrono::steady_clock;
+  for (auto _ : st) {
+    const auto t0 = clock::now();
+    Arrays e = rnn_step(args);
+    const auto t1 = clock::now();
+    Arrays j = exe->run(args);
+    const auto t2 = clock::now();
+    benchmark::DoNotOptimize(e);
+    benchmark::DoNotOptimize(j);
+    eager.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+    jit.push_back(std::chrono::duration<double, std::milli>(t2 - t1).count());
+    ratio.push_back(eager.back() / jit.back());
+  }
+  auto median = [](std::vector<double> v) {
+    std::nth_element(v.begin(), v.begin() + std::ptrdiff_t(v.size() / 2), v.end());
+    return v[v.size() / 2];
+  };
+  st.counters["eager_ms"] = median(eager);
+  st.counters["jit_ms"] = median(jit);
+  st.counters["eager/jit"] = median(ratio);
+}
+BENCHMARK(BM_rnn_ratio)->UseRealTime()->Unit(benchmark::kMillisecond);
 
 Array newton_input() { return uniform({kN}, 5, 1.0) + 2.0f; }  // a in [1, 3]
 
