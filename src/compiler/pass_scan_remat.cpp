@@ -15,7 +15,6 @@
 // direction the reader runs, so no value changes. XLA's rematerialization makes the same
 // trade (recompute what is cheap rather than keep it in memory). JX_SCAN_REMAT=0
 // disables the pass.
-#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -174,9 +173,9 @@ bool remat_one(ir::Jaxpr& j, size_t fi, size_t y) {
   }
 
   // The scan that stacked it returns it no more.
-  ir::Eqn& G = j.eqns[fi];
-  ir::Jaxpr gb = *ScanParts(G).body;
+  ir::Jaxpr gb = fb;
   gb.outvars.erase(gb.outvars.begin() + std::ptrdiff_t(f.ncar + y));
+  ir::Eqn& G = j.eqns[fi];
   G.outputs.erase(G.outputs.begin() + std::ptrdiff_t(f.ncar + y));
   G.params.set("jaxpr", ir::jaxpr_param(eliminate_dead_code(gb)));
   return true;
@@ -191,7 +190,10 @@ ir::Jaxpr recompute_scan_residuals(const ir::Jaxpr& j) {
     if (out.eqns[fi].prim != Prim::Scan) continue;
     const ScanParts f(out.eqns[fi]);
     if (!f.body->constvars.empty()) continue;
-    for (size_t y = f.body->outvars.size() - f.ncar; y-- > 0;) remat_one(out, fi, y);
+    // Last ys first: dropping one renumbers only those after it. (Each rewrite replaces
+    // the scan's body, so `f` is not read after this line.)
+    const size_t num_ys = f.body->outvars.size() - f.ncar;
+    for (size_t y = num_ys; y-- > 0;) remat_one(out, fi, y);
   }
   return out;
 }
