@@ -312,6 +312,20 @@ TEST(Codegen, ColumnReductionsLoopOverRowsOutside) {
   EXPECT_NE(many.find("#pragma omp parallel for schedule(static)\n  for (int64_t jx_u = 0; jx_u < 64LL; ++jx_u)"),
             std::string::npos) << many;
   EXPECT_EQ(many.find("barrier"), std::string::npos) << many;
+  // Wide and short (96 rows of 3072 columns): not one block whose few rows the threads
+  // share, but narrower blocks that go to threads whole, with no partials to combine.
+  std::string wide = source_of(col_sum, {aval(DType::Float32, {96, 3072})});
+  EXPECT_NE(wide.find("#pragma omp parallel for schedule(static)\n  for (int64_t jx_u = 0; jx_u < 8LL; ++jx_u)"),
+            std::string::npos) << wide;
+  EXPECT_NE(wide.find("jx_c0 = jx_u % 8LL * 384LL;"), std::string::npos) << wide;
+  EXPECT_EQ(wide.find("barrier"), std::string::npos) << wide;
+  // Blocks stay at least 256 columns wide: [128, 1000] is 4 blocks, the last of 232.
+  std::string narrow = source_of(col_sum, {aval(DType::Float32, {128, 1000})});
+  EXPECT_NE(narrow.find("for (int64_t jx_u = 0; jx_u < 4LL; ++jx_u)"), std::string::npos) << narrow;
+  EXPECT_NE(narrow.find("jx_c0 = jx_u % 4LL * 256LL;"), std::string::npos) << narrow;
+  // Many rows keep the shared rows: [1000, 1000] is one block split by rows.
+  std::string tall = source_of(col_sum, {aval(DType::Float32, {1000, 1000})});
+  EXPECT_NE(tall.find("const int64_t jx_r0 = 1000LL * jx_t / jx_nt"), std::string::npos) << tall;
 }
 
 TEST(Codegen, FullReductionUsesEveryThread) {
@@ -327,7 +341,7 @@ TEST(Codegen, FullReductionUsesEveryThread) {
 
 // Every fusible reduction over each axis subset that keeps the last dim (the column
 // form), small and large enough for threads (split rows, or blocks of columns when the
-// columns exceed one block), against the interpreter; float sums within a relative 1e-5
+// columns exceed one block or the rows are few), against the interpreter; float sums within a relative 1e-5
 // (another summation order), everything else exact. NaN and infinities among the floats.
 TEST(Codegen, ColumnReductionsMatchTheInterpreter) {
   using Red = Array (*)(const Array&, const std::vector<int64_t>&);
@@ -342,7 +356,8 @@ TEST(Codegen, ColumnReductionsMatchTheInterpreter) {
   const DType types[] = {DType::Float32, DType::Float64, DType::Int32, DType::Bool, DType::UInt8};
   const std::vector<int64_t> subsets[] = {{0}, {1}, {0, 1}};
   // One program per shape, every reduction of it an output (one compile per shape).
-  for (const Shape& s : {Shape{5, 7, 19}, Shape{40, 30, 70}, Shape{3, 11, 3000}}) {
+  // {64, 20, 60} over axis 0: wide and short, in blocks of 256 columns and a last of 176.
+  for (const Shape& s : {Shape{5, 7, 19}, Shape{40, 30, 70}, Shape{3, 11, 3000}, Shape{64, 20, 60}}) {
     auto f = [&](const Arrays& a) -> Arrays {
       Arrays out;
       for (const Op& op : ops_)
