@@ -176,7 +176,8 @@ std::vector<DType> all_dtypes() { return {std::begin(kAllDTypes), std::end(kAllD
 
 TEST(ReduceKernel, MatchesReferenceOnSmallShapes) {
   const std::vector<std::vector<int64_t>> shapes = {{}, {0}, {1}, {7}, {33}, {1, 1}, {3, 0, 2},
-                                                    {5, 1, 3}, {2, 3, 4}, {7, 1, 5, 1}, {17, 9}};
+                                                    {5, 1, 3}, {2, 3, 4}, {7, 1, 5, 1}, {17, 9},
+                                                    {3, 5, 64}, {3, 5, 65}};
   uint32_t seed = 1;
   for (const auto& s : shapes) {
     const size_t nd = s.size();
@@ -203,6 +204,7 @@ TEST(ReduceKernel, MatchesReferenceOnThreadedShapes) {
   check_reduce({3, 400001}, {false, true}, dts, 10);                // few outputs, long rows
   check_reduce({600000, 2}, {true, false}, dts, 11);                // few outputs, short rows
   check_reduce({2, 300, 2001}, {true, false, true}, dts, 12);       // interleaved
+  check_reduce({40, 300, 48}, {true, false, true}, dts, 14);        // interleaved, short rows
   check_reduce({70, 300, 60}, {false, true, false}, dts, 13);
 }
 
