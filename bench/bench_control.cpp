@@ -4,7 +4,9 @@
 //             b (forward scan + reverse scan), eager jx against the compiled program.
 //             PyTorch's eager loop with autograd is bench/peers/torch_rnn.py. Goals: jit
 //             >= 5x eager jx, >= 3x PyTorch. rnn_ratio alternates the two calls and
-//             reports the median eager/jit ratio (robust to a machine whose speed drifts).
+//             reports the median eager/jit ratio (robust to a machine whose speed drifts);
+//             rnn_switch compares the program compiled with and without a compiler
+//             switch (JX_BENCH_AB=NAME=VALUE; skipped without it).
 //   newton_*  sqrt by Newton on 1M float32, x <- 0.5 (x + a / x): 20 iterations through
 //             fori_loop (a scan), and a while_loop until max |x^2 - a| < 1e-3 (it
 //             stops after 13 iterations for these inputs); against a hand-written 2-thread
@@ -18,6 +20,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <vector>
 
 #include "compiler/compile.h"
@@ -148,6 +151,52 @@ void BM_rnn_ratio(benchmark::State& st) {
   st.counters["eager/jit"] = median(ratio);
 }
 BENCHMARK(BM_rnn_ratio)->UseRealTime()->Unit(benchmark::kMillisecond);
+
+// A compiler switch measured on the RNN: JX_BENCH_AB=NAME=VALUE compiles program A as is
+// and program B with NAME=VALUE in the environment (JX_SCAN_REMAT=0, ...). Each iteration
+// runs eager, one program, eager, the other, alternating which goes first: the call right
+// after an eager one finds the caches cold and was measured 5-12% slower, which favoured
+// whichever program came second in a fixed order.
+void BM_rnn_switch(benchmark::State& st) {
+  const char* ab = std::getenv("JX_BENCH_AB");
+  const std::string setting = ab ? ab : "";
+  const size_t eq = setting.find('=');
+  if (eq == std::string::npos || eq == 0) {
+    st.SkipWithError("set JX_BENCH_AB=NAME=VALUE, a compiler switch to measure");
+    return;
+  }
+  const std::string name = setting.substr(0, eq);
+  const char* old = std::getenv(name.c_str());
+  const std::string saved = old ? old : "";
+  Arrays args = rnn_args();
+  auto a = compile_flat(rnn_step, args, "bench_rnn_a");
+  ::setenv(name.c_str(), setting.c_str() + eq + 1, 1);
+  auto b = compile_flat(rnn_step, args, "bench_rnn_b");
+  if (old) ::setenv(name.c_str(), saved.c_str(), 1);
+  else ::unsetenv(name.c_str());
+  std::vector<double> ms[2];
+  using clock = std::chrono::steady_clock;
+  auto timed = [](auto&& f) {
+    const auto t0 = clock::now();
+    benchmark::DoNotOptimize(f());
+    return std::chrono::duration<double, std::milli>(clock::now() - t0).count();
+  };
+  for (auto _ : st) {
+    const int first = int(ms[0].size() + ms[1].size()) / 2 % 2;
+    for (int k : {first, 1 - first}) {
+      rnn_step(args);
+      ms[k].push_back(timed([&] { return (k ? b : a)->run(args); }));
+    }
+  }
+  auto median = [](std::vector<double> v) {
+    std::nth_element(v.begin(), v.begin() + std::ptrdiff_t(v.size() / 2), v.end());
+    return v[v.size() / 2];
+  };
+  st.counters["A_ms"] = median(ms[0]);
+  st.counters["B_ms"] = median(ms[1]);
+  st.counters["B/A"] = median(ms[1]) / median(ms[0]);
+}
+BENCHMARK(BM_rnn_switch)->UseRealTime()->Unit(benchmark::kMillisecond);
 
 Array newton_input() { return uniform({kN}, 5, 1.0) + 2.0f; }  // a in [1, 3]
 
