@@ -138,12 +138,12 @@ constexpr int64_t kAccLanes = 4 * kLanes;
 // instead of giving whole blocks to threads.
 constexpr int64_t kMinParallelUnits = 8;
 // A wide, short column kernel (at least kWide columns per reduced row: a sum over axis 0
-// of [96, 64, 48], the mean of a [64, 1000] batch) is cut into narrower blocks that go to
+// of [96, 64, 48], the mean of a [128, 1000] batch) is cut into narrower blocks that go to
 // threads whole, down to kMinUnitCols columns (1 KiB of float32 read contiguously from each
 // row). Splitting its few rows instead makes every thread publish and combine a partial per
-// block behind two barriers, which on 2 threads took 1.8-2.2x as long at [96, 3072] and
-// [64, 1000]; with many rows ([1000, 1000], BatchNorm's [12544, 64]) the split rows stream
-// contiguous memory and win (0.5-0.7x).
+// block behind two barriers, which on 2 threads took 1.8-2.2x as long (a standalone copy
+// of the kernel at [96, 3072] and [64, 1000]); with many rows ([1000, 1000], BatchNorm's
+// [12544, 64]) the split rows stream contiguous memory and win (0.5-0.7x).
 constexpr int64_t kWide = 4;
 constexpr int64_t kMinUnitCols = 256;
 

@@ -341,8 +341,9 @@ TEST(Codegen, FullReductionUsesEveryThread) {
 
 // Every fusible reduction over each axis subset that keeps the last dim (the column
 // form), small and large enough for threads (split rows, or blocks of columns when the
-// columns exceed one block or the rows are few), against the interpreter; float sums within a relative 1e-5
-// (another summation order), everything else exact. NaN and infinities among the floats.
+// columns exceed one block or the rows are few), against the interpreter; float sums
+// within a relative 1e-5 (another summation order), everything else exact. NaN and
+// infinities among the floats.
 TEST(Codegen, ColumnReductionsMatchTheInterpreter) {
   using Red = Array (*)(const Array&, const std::vector<int64_t>&);
   struct Op {
