@@ -121,6 +121,11 @@ void BM_rnn_jit(benchmark::State& st) {
 }
 BENCHMARK(BM_rnn_jit)->UseRealTime()->Unit(benchmark::kMillisecond);
 
+double median(std::vector<double> v) {
+  std::nth_element(v.begin(), v.begin() + std::ptrdiff_t(v.size() / 2), v.end());
+  return v[v.size() / 2];
+}
+
 // The ratio the goal names, measured so that a slower or faster stretch of a shared
 // machine hits both sides alike: each iteration times one eager call and then one call of
 // the compiled program; the counters are the medians of each and the median of the
@@ -142,10 +147,6 @@ void BM_rnn_ratio(benchmark::State& st) {
     jit.push_back(std::chrono::duration<double, std::milli>(t2 - t1).count());
     ratio.push_back(eager.back() / jit.back());
   }
-  auto median = [](std::vector<double> v) {
-    std::nth_element(v.begin(), v.begin() + std::ptrdiff_t(v.size() / 2), v.end());
-    return v[v.size() / 2];
-  };
   st.counters["eager_ms"] = median(eager);
   st.counters["jit_ms"] = median(jit);
   st.counters["eager/jit"] = median(ratio);
@@ -188,10 +189,6 @@ void BM_rnn_switch(benchmark::State& st) {
       ms[k].push_back(timed([&] { return (k ? b : a)->run(args); }));
     }
   }
-  auto median = [](std::vector<double> v) {
-    std::nth_element(v.begin(), v.begin() + std::ptrdiff_t(v.size() / 2), v.end());
-    return v[v.size() / 2];
-  };
   st.counters["A_ms"] = median(ms[0]);
   st.counters["B_ms"] = median(ms[1]);
   st.counters["B/A"] = median(ms[1]) / median(ms[0]);
