@@ -3,8 +3,9 @@
 // training forward/backward in NHWC, mean/var, the gradients of softmax cross-entropy and
 // layer norm, a ResNet-like training step) runs eagerly and under jx::jit on the same
 // inputs, with a warm cache, in interleaved rounds (eager, jit, jit, eager, ...) so that the
-// load of a shared machine hits both; the medians are compared. Exit status 1 when a jit
-// run is more than 10% slower than eager, after measuring a failing program once more.
+// load of a shared machine hits both; the median of the per-round ratios is the verdict.
+// Exit status 1 when a jit run is more than 10% slower than eager in each of up to three
+// measurements of that program.
 //
 //   bench_jit_vs_eager                 # the table and the verdict
 //   bench_jit_vs_eager --filter=bn     # only programs whose name contains "bn"
@@ -265,12 +266,15 @@ double median(std::vector<double> v) {
 }
 
 struct Timing {
-  double eager_ms = 0, jit_ms = 0;
-  double ratio() const { return jit_ms / eager_ms; }
+  double eager_ms = 0, jit_ms = 0;  // medians of each side's samples
+  double ratio = 0;                 // median of the per-round ratios jit / eager
 };
 
 // Per side: `rounds` samples of `iters` calls each, the two sides alternating which goes
-// first, so that a burst of load from other processes lands on both.
+// first, so that a burst of load from other processes lands on both. The verdict uses the
+// median of the per-round ratios: each round's two samples are adjacent in time, so a
+// machine that slows down for a second moves both, where the ratio of the two medians
+// could pair a slow stretch of one side with a quiet stretch of the other.
 Timing measure(const Fn& eager, const Fn& jitted, const Arrays& in, int rounds) {
   auto sample = [&](const Fn& f, int iters) {
     double t0 = now_ms();
@@ -288,17 +292,18 @@ Timing measure(const Fn& eager, const Fn& jitted, const Arrays& in, int rounds) 
   // About 20 ms per sample, so that timer resolution and one-off hiccups do not matter.
   const double one = std::min(sample(eager, 1), sample(jitted, 1));
   const int iters = std::max(1, std::min(1000, int(20.0 / std::max(one, 1e-3))));
-  std::vector<double> e, j;
-  for (int r = 0; r < rounds; ++r) {
-    if (r % 2 == 0) {
+  std::vector<double> e, j, r;
+  for (int k = 0; k < rounds; ++k) {
+    if (k % 2 == 0) {
       e.push_back(sample(eager, iters));
       j.push_back(sample(jitted, iters));
     } else {
       j.push_back(sample(jitted, iters));
       e.push_back(sample(eager, iters));
     }
+    r.push_back(j.back() / e.back());
   }
-  return {median(e), median(j)};
+  return {median(e), median(j), median(r)};
 }
 
 // Cold compile of the ResNet-like step in a fresh disk cache: trace + passes + codegen +
@@ -342,13 +347,16 @@ int main(int argc, char** argv) {
     Fn jf = [&](const Arrays& a) { return jitted(a); };
     Timing t = measure(c.f, jf, c.inputs, rounds);
     const char* verdict = "";
-    if (t.ratio() > kMaxRatio) {  // measure once more before failing: the machine is shared
-      Timing again = measure(c.f, jf, c.inputs, rounds);
-      if (again.ratio() < t.ratio()) t = again;
-      verdict = t.ratio() > kMaxRatio ? "  SLOWER" : "  (re-measured)";
-      if (t.ratio() > kMaxRatio) ++failures;
+    // A program over the line is measured up to twice more, keeping its best measurement:
+    // on a shared machine a burst of load can outlast one measurement (9 rounds of about
+    // 40 ms), while a jit that really is slower stays slower in all three.
+    for (int again = 0; again < 2 && t.ratio > kMaxRatio; ++again) {
+      Timing m = measure(c.f, jf, c.inputs, rounds);
+      if (m.ratio < t.ratio) t = m;
+      verdict = t.ratio > kMaxRatio ? "  SLOWER" : "  (re-measured)";
     }
-    std::printf("%-52s %10.3f %10.3f %7.2f%s\n", c.name.c_str(), t.eager_ms, t.jit_ms, t.ratio(), verdict);
+    if (t.ratio > kMaxRatio) ++failures;
+    std::printf("%-52s %10.3f %10.3f %7.2f%s\n", c.name.c_str(), t.eager_ms, t.jit_ms, t.ratio, verdict);
     std::fflush(stdout);
   }
   if (compile_time) {
