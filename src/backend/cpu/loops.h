@@ -22,6 +22,18 @@ inline int num_threads_for(int64_t work) {
   return int(t < max ? t : max);
 }
 
+inline int64_t flat_size(const int64_t* shape, int ndim) {
+  int64_t n = 1;
+  for (int i = 0; i < ndim; ++i) n *= shape[i];
+  return n;
+}
+
+inline bool same_dims(const int64_t* a, const int64_t* b, int ndim) {
+  for (int i = 0; i < ndim; ++i)
+    if (a[i] != b[i]) return false;
+  return true;
+}
+
 // Per-dim values (strides, merged shapes): Shape's inline storage keeps the common ranks off
 // the heap, which a 1-element op would otherwise visit five times in its loop setup.
 using DimVec = Shape;
