@@ -10,6 +10,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <functional>
+#include <memory>
 #include <random>
 
 #include "compiler/jit_testing.h"
@@ -318,39 +320,73 @@ TEST(RandomPrograms, OptimizePreservesValues) {
   EXPECT_GT(shrunk, 150);  // the generator does give the passes work
 }
 
-TEST(RandomPrograms, CompiledControlFlowMatchesInterpreter) {
-  // Programs with loops and conds, ten per compiled program (one build each): optimized
-  // (verified after every pass), compiled with their bodies, and run against the
-  // interpreter on the original jaxpr. Float sums may differ in order (rel 1e-5).
-  ::setenv("JX_VERIFY_PASSES", "1", 1);
-  int with_control = 0;
-  for (uint32_t batch = 0; batch < 8; ++batch) {
-    std::vector<std::unique_ptr<ProgramGenerator>> gens;
-    std::vector<ops::Aval> in;
-    std::vector<size_t> first;
+// Ten programs with control flow drawn from consecutive seeds, their inputs laid end to
+// end, so that one compiled program (one build) checks all ten.
+struct ProgramBatch {
+  std::vector<std::unique_ptr<ProgramGenerator>> gens;
+  std::vector<ops::Aval> in;
+  std::vector<size_t> first;  // gens[k] reads in[first[k]], ..., in[first[k + 1] - 1]
+
+  // `batch` > 0 gives every input a leading axis of that size (for vmap).
+  explicit ProgramBatch(uint32_t seed, bool allow_while = true, int64_t batch = 0) {
     for (uint32_t k = 0; k < 10; ++k) {
-      gens.push_back(std::make_unique<ProgramGenerator>(1000 + batch * 10 + k, true));
+      gens.push_back(std::make_unique<ProgramGenerator>(seed + k, true, allow_while));
       first.push_back(in.size());
-      in.insert(in.end(), gens.back()->in_avals().begin(), gens.back()->in_avals().end());
+      for (ops::Aval a : gens.back()->in_avals()) {
+        if (batch > 0) a.shape.insert(0, batch);
+        in.push_back(a);
+      }
     }
     first.push_back(in.size());
-    ir::Jaxpr j = closed_jaxpr(
+  }
+
+  // One closed jaxpr: the outputs of run(program k, its inputs), k = 0..9, in order.
+  ir::Jaxpr trace(const std::function<Arrays(ProgramGenerator&, const Arrays&)>& run) const {
+    return closed_jaxpr(
         [&](const Arrays& a) {
           Arrays outs;
           for (size_t k = 0; k < gens.size(); ++k) {
-            Arrays r = (*gens[k])(Arrays(a.begin() + long(first[k]), a.begin() + long(first[k + 1])));
+            Arrays r = run(*gens[k], Arrays(a.begin() + long(first[k]), a.begin() + long(first[k + 1])));
             outs.insert(outs.end(), r.begin(), r.end());
           }
           return outs;
         },
         in);
-    for (const ir::Eqn& e : j.eqns)
-      with_control += e.prim == Prim::Scan || e.prim == Prim::While || e.prim == Prim::Cond;
+  }
+};
+
+int count_control(const ir::Jaxpr& j) {
+  int n = 0;
+  for (const ir::Eqn& e : j.eqns) n += e.prim == Prim::Scan || e.prim == Prim::While || e.prim == Prim::Cond;
+  return n;
+}
+
+// j compiled (loop bodies included) against the interpreter running it op by op; float
+// sums may differ in order (rel 1e-5). Returns the interpreter's results.
+Arrays expect_compiled_matches_interpreter(const ir::Jaxpr& j, const Arrays& args, const char* name) {
+  std::shared_ptr<const compiler::Executable> exe;
+  EXPECT_NO_THROW(exe = compiler::compile(j, {.name = name, .donate = {}}));
+  Arrays want = ir::eval_jaxpr(j, args);
+  if (exe) {
+    EXPECT_TRUE(close_values(exe->run(args), want, 4, 1e-5)) << exe->describe();
+  }
+  return want;
+}
+
+Arrays run_program(ProgramGenerator& g, const Arrays& x) { return g(x); }
+
+TEST(RandomPrograms, CompiledControlFlowMatchesInterpreter) {
+  // Programs with loops and conds, ten per compiled program: optimized (verified after
+  // every pass), compiled with their bodies, and run against the interpreter on the
+  // original jaxpr.
+  ::setenv("JX_VERIFY_PASSES", "1", 1);
+  int with_control = 0;
+  for (uint32_t batch = 0; batch < 8; ++batch) {
+    ProgramBatch b(1000 + batch * 10);
+    ir::Jaxpr j = b.trace(run_program);
+    with_control += count_control(j);
     SCOPED_TRACE(::testing::Message() << "batch " << batch << "\n" << ir::to_string(j));
-    std::vector<Array> args = random_args(in, batch);
-    std::shared_ptr<const compiler::Executable> exe;
-    ASSERT_NO_THROW(exe = compiler::compile(j, {.name = "random_control", .donate = {}}));
-    EXPECT_TRUE(close_values(exe->run(args), ir::eval_jaxpr(j, args), 4, 1e-5)) << exe->describe();
+    expect_compiled_matches_interpreter(j, random_args(b.in, batch), "random_control");
   }
   ::unsetenv("JX_VERIFY_PASSES");
   EXPECT_GT(with_control, 40);  // the generator does emit control flow
@@ -360,12 +396,6 @@ TEST(RandomPrograms, CompiledControlFlowMatchesInterpreter) {
 // compiled program: the transformed jaxpr, compiled with its bodies, against the
 // interpreter running the same jaxpr op by op (jit against eager); and the vmapped
 // results against the same programs run one example at a time.
-int count_control(const ir::Jaxpr& j) {
-  int n = 0;
-  for (const ir::Eqn& e : j.eqns) n += e.prim == Prim::Scan || e.prim == Prim::While || e.prim == Prim::Cond;
-  return n;
-}
-
 TEST(RandomPrograms, CompiledControlFlowUnderVmapAndGrad) {
   ::setenv("JX_VERIFY_PASSES", "1", 1);
   constexpr int64_t kBatch = 3;
@@ -373,54 +403,17 @@ TEST(RandomPrograms, CompiledControlFlowUnderVmapAndGrad) {
   for (uint32_t batch = 0; batch < 4; ++batch) {
     // vmap: every input gets a leading batch axis; the program sees one example.
     {
-      std::vector<std::unique_ptr<ProgramGenerator>> gens;
-      std::vector<ops::Aval> in;
-      std::vector<size_t> first;
-      for (uint32_t k = 0; k < 10; ++k) {
-        gens.push_back(std::make_unique<ProgramGenerator>(2000 + batch * 10 + k, true));
-        first.push_back(in.size());
-        for (ops::Aval a : gens.back()->in_avals()) {
-          a.shape.insert(0, kBatch);
-          in.push_back(a);
-        }
-      }
-      first.push_back(in.size());
-      ir::Jaxpr j = closed_jaxpr(
-          [&](const Arrays& a) {
-            Arrays outs;
-            for (size_t k = 0; k < gens.size(); ++k) {
-              Arrays args(a.begin() + long(first[k]), a.begin() + long(first[k + 1]));
-              Arrays r = jx::vmap([&](const Arrays& x) { return (*gens[k])(x); })(args);
-              outs.insert(outs.end(), r.begin(), r.end());
-            }
-            return outs;
-          },
-          in);
+      ProgramBatch b(2000 + batch * 10, true, kBatch);
+      ir::Jaxpr j = b.trace([](ProgramGenerator& g, const Arrays& x) {
+        return jx::vmap([&](const Arrays& e) { return g(e); })(x);
+      });
       vmapped += count_control(j);
       SCOPED_TRACE(::testing::Message() << "vmap batch " << batch << "\n" << ir::to_string(j));
-      std::vector<Array> args = random_args(in, 100 + batch);
-      std::shared_ptr<const compiler::Executable> exe;
-      ASSERT_NO_THROW(exe = compiler::compile(j, {.name = "random_control_vmap", .donate = {}}));
-      const Arrays want = ir::eval_jaxpr(j, args);
-      EXPECT_TRUE(close_values(exe->run(args), want, 4, 1e-5)) << exe->describe();
+      const Arrays args = random_args(b.in, 100 + batch);
+      const Arrays want = expect_compiled_matches_interpreter(j, args, "random_control_vmap");
       // vmap against a loop: generators of the same seeds draw the same programs (they see
       // the same per-example types), traced without vmap and run on each example.
-      std::vector<std::unique_ptr<ProgramGenerator>> again;
-      std::vector<ops::Aval> one;
-      for (uint32_t k = 0; k < 10; ++k) {
-        again.push_back(std::make_unique<ProgramGenerator>(2000 + batch * 10 + k, true));
-        one.insert(one.end(), again.back()->in_avals().begin(), again.back()->in_avals().end());
-      }
-      ir::Jaxpr plain = closed_jaxpr(
-          [&](const Arrays& a) {
-            Arrays outs;
-            for (size_t k = 0; k < again.size(); ++k) {
-              Arrays r = (*again[k])(Arrays(a.begin() + long(first[k]), a.begin() + long(first[k + 1])));
-              outs.insert(outs.end(), r.begin(), r.end());
-            }
-            return outs;
-          },
-          one);
+      ir::Jaxpr plain = ProgramBatch(2000 + batch * 10).trace(run_program);
       auto example = [](const Array& x, int64_t i) { return lax::squeeze(lax::slice_in_dim(x, i, i + 1), {0}); };
       for (int64_t i = 0; i < kBatch; ++i) {
         Arrays xi, got;
@@ -432,45 +425,28 @@ TEST(RandomPrograms, CompiledControlFlowUnderVmapAndGrad) {
     // grad of the sum of the float32 outputs w.r.t. the float32 inputs (int32 inputs are
     // held fixed); no while_loop, which reverse mode cannot go through.
     {
-      std::vector<std::unique_ptr<ProgramGenerator>> gens;
-      std::vector<ops::Aval> in;
-      std::vector<size_t> first;
-      for (uint32_t k = 0; k < 10; ++k) {
-        gens.push_back(std::make_unique<ProgramGenerator>(3000 + batch * 10 + k, true, false));
-        first.push_back(in.size());
-        in.insert(in.end(), gens.back()->in_avals().begin(), gens.back()->in_avals().end());
-      }
-      first.push_back(in.size());
-      ir::Jaxpr j = closed_jaxpr(
-          [&](const Arrays& a) {
-            Arrays outs;
-            for (size_t k = 0; k < gens.size(); ++k) {
-              const Arrays args(a.begin() + long(first[k]), a.begin() + long(first[k + 1]));
-              Arrays floats;
-              for (const Array& x : args)
-                if (x.dtype() == DType::Float32) floats.push_back(x);
-              auto loss = [&](const Arrays& f) {
-                Arrays x = args;
-                for (size_t i = 0, n = 0; i < x.size(); ++i)
-                  if (x[i].dtype() == DType::Float32) x[i] = f[n++];
-                Array total = jnp::zeros({}, DType::Float32);
-                for (const Array& o : (*gens[k])(x))
-                  if (o.dtype() == DType::Float32) total = total + o.sum();
-                return total;
-              };
-              auto [v, g] = jx::value_and_grad(loss)(floats);
-              outs.push_back(v);
-              outs.insert(outs.end(), g.begin(), g.end());
-            }
-            return outs;
-          },
-          in);
+      ProgramBatch b(3000 + batch * 10, false);
+      ir::Jaxpr j = b.trace([](ProgramGenerator& g, const Arrays& args) {
+        Arrays floats;
+        for (const Array& x : args)
+          if (x.dtype() == DType::Float32) floats.push_back(x);
+        auto loss = [&](const Arrays& f) {
+          Arrays x = args;
+          for (size_t i = 0, n = 0; i < x.size(); ++i)
+            if (x[i].dtype() == DType::Float32) x[i] = f[n++];
+          Array total = jnp::zeros({}, DType::Float32);
+          for (const Array& o : g(x))
+            if (o.dtype() == DType::Float32) total = total + o.sum();
+          return total;
+        };
+        auto [v, grads] = jx::value_and_grad(loss)(floats);
+        Arrays outs = {v};
+        outs.insert(outs.end(), grads.begin(), grads.end());
+        return outs;
+      });
       differentiated += count_control(j);
       SCOPED_TRACE(::testing::Message() << "grad batch " << batch << "\n" << ir::to_string(j));
-      std::vector<Array> args = random_args(in, 200 + batch);
-      std::shared_ptr<const compiler::Executable> exe;
-      ASSERT_NO_THROW(exe = compiler::compile(j, {.name = "random_control_grad", .donate = {}}));
-      EXPECT_TRUE(close_values(exe->run(args), ir::eval_jaxpr(j, args), 4, 1e-5)) << exe->describe();
+      expect_compiled_matches_interpreter(j, random_args(b.in, 200 + batch), "random_control_grad");
     }
   }
   ::unsetenv("JX_VERIFY_PASSES");
