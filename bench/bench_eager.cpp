@@ -1,9 +1,11 @@
 // Eager-mode costs: dispatch overhead of a tiny op, and elementwise / reduction throughput
-// on 16M floats measured against a plain copy in the same run (bench/README.md).
+// on 16M floats measured against a plain copy in the same run, and the transpose kernel at
+// sizes from in-L1 to past L2 against the same copy (bench/README.md).
 #include <benchmark/benchmark.h>
 
 #include <cstring>
 
+#include "backend/cpu/shape.h"
 #include "core/allocator.h"
 #include "jx/jx.h"
 
@@ -75,6 +77,24 @@ void BM_sum_16M(benchmark::State& st) {
   st.SetBytesProcessed(int64_t(st.iterations()) * kBig * 4);
 }
 BENCHMARK(BM_sum_16M)->UseRealTime();
+
+// The transpose kernel on [R, C] -> [C, R] into a reused buffer; bytes = read + write, to
+// compare with BM_copy_16M. Powers of two put a tile's source rows 4 KB apart.
+template <class T>
+void BM_transpose(benchmark::State& st) {
+  const int64_t shape[2] = {st.range(0), st.range(1)}, perm[2] = {1, 0};
+  std::vector<T> src(static_cast<size_t>(shape[0] * shape[1])), dst(src.size());
+  for (size_t i = 0; i < src.size(); ++i) src[i] = T(i);
+  for (auto _ : st) {
+    jx::cpu::transpose(sizeof(T), src.data(), shape, perm, dst.data(), 2);
+    benchmark::DoNotOptimize(dst.data());
+  }
+  st.SetBytesProcessed(int64_t(st.iterations()) * shape[0] * shape[1] * int64_t(sizeof(T)) * 2);
+}
+BENCHMARK(BM_transpose<float>)
+    ->Args({64, 64})->Args({256, 256})->Args({1000, 1000})->Args({1024, 1024})->Args({4096, 1024})
+    ->Args({3, 50176})->Args({50176, 3})->UseRealTime();
+BENCHMARK(BM_transpose<double>)->Args({256, 256})->Args({1024, 1024})->UseRealTime();
 
 }  // namespace
 

@@ -5,6 +5,10 @@
 #include <type_traits>
 #include <vector>
 
+#if defined(__AVX__)
+#include <immintrin.h>
+#endif
+
 #include "backend/cpu/loops.h"
 #include "support/check.h"
 #include "support/dtype_switch.h"
@@ -70,6 +74,159 @@ void copy_nd_typed(const T* src, const int64_t* ss, T* dst, const int64_t* ds,
   });
 }
 
+// Square blocks of 4- and 8-byte elements transposed in registers: dst[r * ld + c] =
+// src[c * ls + r] for r, c < n. Each source row is loaded once, whole, so the block's rows
+// may share an L1 set (a power-of-two row length puts them 4 KB apart) without reloads,
+// which the element-by-element loop below suffers.
+#if defined(__AVX__)
+inline void transpose8x8(const float* src, int64_t ls, float* dst, int64_t ld) {
+  __m256 r[8], t[8];
+  for (int i = 0; i < 8; ++i) r[i] = _mm256_loadu_ps(src + i * ls);
+  for (int i = 0; i < 8; i += 2) {
+    t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);  // per 128-bit lane: a0 b0 a1 b1
+    t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);  // a2 b2 a3 b3
+  }
+  for (int i = 0; i < 8; i += 4) {
+    r[i] = _mm256_shuffle_ps(t[i], t[i + 2], 0x44);  // column 0 of four rows, per lane
+    r[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], 0xEE);
+    r[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0x44);
+    r[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0xEE);
+  }
+  for (int i = 0; i < 4; ++i) {
+    _mm256_storeu_ps(dst + i * ld, _mm256_permute2f128_ps(r[i], r[i + 4], 0x20));
+    _mm256_storeu_ps(dst + (i + 4) * ld, _mm256_permute2f128_ps(r[i], r[i + 4], 0x31));
+  }
+}
+
+inline void transpose4x4(const double* src, int64_t ls, double* dst, int64_t ld) {
+  __m256d r[4], t[4];
+  for (int i = 0; i < 4; ++i) r[i] = _mm256_loadu_pd(src + i * ls);
+  t[0] = _mm256_unpacklo_pd(r[0], r[1]);  // per 128-bit lane: a0 b0
+  t[1] = _mm256_unpackhi_pd(r[0], r[1]);  // a1 b1
+  t[2] = _mm256_unpacklo_pd(r[2], r[3]);
+  t[3] = _mm256_unpackhi_pd(r[2], r[3]);
+  for (int i = 0; i < 2; ++i) {
+    _mm256_storeu_pd(dst + i * ld, _mm256_permute2f128_pd(t[i], t[i + 2], 0x20));
+    _mm256_storeu_pd(dst + (i + 2) * ld, _mm256_permute2f128_pd(t[i], t[i + 2], 0x31));
+  }
+}
+#endif
+
+#if defined(__AVX512F__)
+// The unmasked forms pass _mm512_undefined_ps() through, which GCC 12 flags under
+// -Wmaybe-uninitialized; a full zero-mask compiles to the same instruction.
+constexpr __mmask16 kAll16 = 0xFFFF;
+constexpr __mmask8 kAll8 = 0xFF;
+
+// out[k] = the 128-bit lanes k of u0, u1, u2, u3, in that order.
+inline void regroup_lanes(__m512 u0, __m512 u1, __m512 u2, __m512 u3, __m512 out[4]) {
+  const __m512 a = _mm512_maskz_shuffle_f32x4(kAll16, u0, u1, 0x88);  // lanes 0, 2 of u0, then of u1
+  const __m512 b = _mm512_maskz_shuffle_f32x4(kAll16, u0, u1, 0xDD);  // lanes 1, 3
+  const __m512 c = _mm512_maskz_shuffle_f32x4(kAll16, u2, u3, 0x88);
+  const __m512 d = _mm512_maskz_shuffle_f32x4(kAll16, u2, u3, 0xDD);
+  out[0] = _mm512_maskz_shuffle_f32x4(kAll16, a, c, 0x88);
+  out[1] = _mm512_maskz_shuffle_f32x4(kAll16, b, d, 0x88);
+  out[2] = _mm512_maskz_shuffle_f32x4(kAll16, a, c, 0xDD);
+  out[3] = _mm512_maskz_shuffle_f32x4(kAll16, b, d, 0xDD);
+}
+
+inline void transpose16x16(const float* src, int64_t ls, float* dst, int64_t ld) {
+  __m512 r[16], t[16], out[4];
+  for (int i = 0; i < 16; ++i) r[i] = _mm512_loadu_ps(src + i * ls);
+  for (int i = 0; i < 16; i += 2) {
+    t[i] = _mm512_maskz_unpacklo_ps(kAll16, r[i], r[i + 1]);
+    t[i + 1] = _mm512_maskz_unpackhi_ps(kAll16, r[i], r[i + 1]);
+  }
+  // u[4g + m], lane k: element 4k + m of rows 4g .. 4g + 3.
+  for (int g = 0; g < 16; g += 4) {
+    const __m512d a = _mm512_castps_pd(t[g]), b = _mm512_castps_pd(t[g + 1]);
+    const __m512d c = _mm512_castps_pd(t[g + 2]), d = _mm512_castps_pd(t[g + 3]);
+    r[g] = _mm512_castpd_ps(_mm512_maskz_unpacklo_pd(kAll8, a, c));
+    r[g + 1] = _mm512_castpd_ps(_mm512_maskz_unpackhi_pd(kAll8, a, c));
+    r[g + 2] = _mm512_castpd_ps(_mm512_maskz_unpacklo_pd(kAll8, b, d));
+    r[g + 3] = _mm512_castpd_ps(_mm512_maskz_unpackhi_pd(kAll8, b, d));
+  }
+  // Output row 4k + m is lane k of u[m], u[4 + m], u[8 + m], u[12 + m].
+  for (int m = 0; m < 4; ++m) {
+    regroup_lanes(r[m], r[4 + m], r[8 + m], r[12 + m], out);
+    for (int k = 0; k < 4; ++k) _mm512_storeu_ps(dst + (4 * k + m) * ld, out[k]);
+  }
+}
+
+inline void transpose8x8(const double* src, int64_t ls, double* dst, int64_t ld) {
+  __m512d r[8], t[8];
+  __m512 out[4];
+  for (int i = 0; i < 8; ++i) r[i] = _mm512_loadu_pd(src + i * ls);
+  // t[2g + m], lane k: element 2k + m of rows 2g, 2g + 1.
+  for (int i = 0; i < 8; i += 2) {
+    t[i] = _mm512_maskz_unpacklo_pd(kAll8, r[i], r[i + 1]);
+    t[i + 1] = _mm512_maskz_unpackhi_pd(kAll8, r[i], r[i + 1]);
+  }
+  // Output row 2k + m is lane k of t[m], t[2 + m], t[4 + m], t[6 + m].
+  auto f = [](__m512d v) { return _mm512_castpd_ps(v); };
+  for (int m = 0; m < 2; ++m) {
+    regroup_lanes(f(t[m]), f(t[2 + m]), f(t[4 + m]), f(t[6 + m]), out);
+    for (int k = 0; k < 4; ++k) _mm512_storeu_pd(dst + (2 * k + m) * ld, _mm512_castps_pd(out[k]));
+  }
+}
+#endif
+
+// d[r * drs + c] = s[r + c * scs] over rows [r0, r1) and columns [c0, c1): whole n x n
+// blocks in registers, then the rest (an L of rows and columns) with smaller blocks.
+template <class T>
+void transpose_rect(const T* s, int64_t scs, T* d, int64_t drs, int64_t r0, int64_t r1, int64_t c0, int64_t c1,
+                    int n) {
+  if (r0 >= r1 || c0 >= c1) return;
+  if (n == 1 && c1 - c0 < 8) {  // few columns: read the rows, write with stride
+    for (int64_t c = c0; c < c1; ++c) {
+      const T* srow = s + c * scs;
+      for (int64_t r = r0; r < r1; ++r) d[r * drs + c] = srow[r];
+    }
+    return;
+  }
+  if (n == 1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      T* drow = d + r * drs;
+      const T* scol = s + r;
+#pragma omp simd
+      for (int64_t c = c0; c < c1; ++c) drow[c] = scol[c * scs];
+    }
+    return;
+  }
+  const int64_t rn = r0 + (r1 - r0) / n * n, cn = c0 + (c1 - c0) / n * n;
+  // The same bits as float or double: shuffles move them unchanged.
+  using V = std::conditional_t<sizeof(T) == 4, float, double>;
+  for (int64_t r = r0; r < rn; r += n)
+    for (int64_t c = c0; c < cn; c += n) {
+      [[maybe_unused]] const V* from = reinterpret_cast<const V*>(s + r + c * scs);
+      [[maybe_unused]] V* to = reinterpret_cast<V*>(d + r * drs + c);
+#if defined(__AVX512F__)
+      if constexpr (sizeof(T) == 4) if (n == 16) transpose16x16(from, scs, to, drs);
+      if constexpr (sizeof(T) == 8) if (n == 8) transpose8x8(from, scs, to, drs);
+#endif
+#if defined(__AVX__)
+      if constexpr (sizeof(T) == 4) if (n == 8) transpose8x8(from, scs, to, drs);
+      if constexpr (sizeof(T) == 8) if (n == 4) transpose4x4(from, scs, to, drs);
+#endif
+    }
+  const int next = n > 8 || (n == 8 && sizeof(T) == 8) ? n / 2 : 1;
+  transpose_rect(s, scs, d, drs, r0, rn, cn, c1, next);
+  transpose_rect(s, scs, d, drs, rn, r1, c0, c1, next);
+}
+
+// The widest register block for T in this build (1: element by element).
+template <class T>
+constexpr int register_block() {
+  if constexpr (sizeof(T) != 4 && sizeof(T) != 8) return 1;
+#if defined(__AVX512F__)
+  return sizeof(T) == 4 ? 16 : 8;
+#elif defined(__AVX__)
+  return sizeof(T) == 4 ? 8 : 4;
+#else
+  return 1;
+#endif
+}
+
 // Tiled copy for a transpose whose innermost output dim is not the innermost input dim:
 // output dim p reads the input's unit-stride dim, output dim k-1 reads with stride `scs`.
 // Tiles keep both the strided reads and the contiguous writes in L1.
@@ -88,13 +245,17 @@ void transpose_tiled(const T* src, T* dst, const std::vector<int64_t>& os,
     ods.push_back(dstr[size_t(i)]);
   }
   const int64_t outer = numel(osz.data(), int(osz.size()));
+  // Tiles of B rows by Bc columns, Bc wider when there are fewer than B rows, so that a
+  // tile (and a thread's share) never shrinks to a few elements: [50176, 3] -> [3, 50176]
+  // is 148 tiles of 3 x 341, not 1568 of 3 x 32 on one thread.
   constexpr int64_t B = 32;
-  const int64_t nrt = (R + B - 1) / B;
-  const int64_t items = outer * nrt;
+  const int64_t Bc = B * B / std::min(R, B);
+  const int64_t nrt = (R + B - 1) / B, nct = (C + Bc - 1) / Bc;
+  const int64_t items = outer * nrt * nct;
   const int nt = num_threads_for(outer * R * C);
 #pragma omp parallel for num_threads(nt) if (nt > 1) schedule(static)
   for (int64_t w = 0; w < items; ++w) {
-    int64_t o = w / nrt, rt = w % nrt;
+    int64_t o = w / (nrt * nct), rt = w / nct % nrt, ct = w % nct;
     int64_t soff = 0, doff = 0;
     for (int j = int(osz.size()) - 1; j >= 0; --j) {
       int64_t idx = o % osz[size_t(j)];
@@ -102,18 +263,8 @@ void transpose_tiled(const T* src, T* dst, const std::vector<int64_t>& os,
       soff += idx * oss[size_t(j)];
       doff += idx * ods[size_t(j)];
     }
-    const T* s = src + soff;
-    T* d = dst + doff;
-    const int64_t r0 = rt * B, r1 = std::min(R, r0 + B);
-    for (int64_t c0 = 0; c0 < C; c0 += B) {
-      const int64_t c1 = std::min(C, c0 + B);
-      for (int64_t r = r0; r < r1; ++r) {
-        T* drow = d + r * drs;
-        const T* scol = s + r;
-#pragma omp simd
-        for (int64_t c = c0; c < c1; ++c) drow[c] = scol[c * scs];
-      }
-    }
+    const int64_t r0 = rt * B, r1 = std::min(R, r0 + B), c0 = ct * Bc;
+    transpose_rect(src + soff, scs, dst + doff, drs, r0, r1, c0, std::min(C, c0 + Bc), register_block<T>());
   }
 }
 
