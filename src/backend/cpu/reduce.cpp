@@ -2,7 +2,8 @@
 // with the same reduced/kept status, two shapes of work remain:
 //   A. the innermost dim is reduced: each output reduces contiguous rows (several
 //      accumulators, pairwise for float sums so 16M float32 values stay within ~1e-7;
-//      rows of up to 64 add lane by lane across the outer reduced rows, then fold once);
+//      rows of up to 64 add lane by lane across the outer reduced rows, then fold once;
+//      rows with no outer reduced dim go straight to the row loop, one output each);
 //   B. the innermost dim is kept: each output row accumulates input rows, vectorized
 //      across the kept dim (float sums in blocks of rows for accuracy).
 // Both split across threads by outputs when there are enough, else by the reduced range.
@@ -134,6 +135,15 @@ template <ReduceOp op, class T>
 void reduce_inner_reduced(const Plan& pl, const T* x, T* out) {
   using C = acc_t<op, T>;
   const int64_t R = pl.inner, Nout = prod(pl.ksz), Nr = prod(pl.rsz);
+  const int nt = num_threads_for(Nout * Nr * R);
+  if (Nr == 1 && Nout >= nt && (pl.ksz.empty() || pl.kst[0] == R)) {
+    // Each output one contiguous row ([N, 32] over its last axis: a layer norm's statistics
+    // over channels), reduced as below, without the multi-index and the recursion that
+    // cost more than a short row's arithmetic.
+#pragma omp parallel for num_threads(nt) if (nt > 1) schedule(static)
+    for (int64_t o = 0; o < Nout; ++o) out[o] = T(row_reduce<op, T, C>(x + o * R, R));
+    return;
+  }
   constexpr bool pairwise = op == ReduceOp::Sum && red::is_float_sum_v<C>;
   auto part = [&](int64_t o, int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
     const T* base = x + offset_of(pl.ksz, pl.kst, o) + c0;
@@ -165,7 +175,6 @@ void reduce_inner_reduced(const Plan& pl, const T* x, T* out) {
       return seq(r0, r1);
     }
   };
-  const int nt = num_threads_for(Nout * Nr * R);
   if (nt <= 1) {
     for (int64_t o = 0; o < Nout; ++o) out[o] = T(part(o, 0, Nr, 0, R));
   } else if (Nout >= nt) {
