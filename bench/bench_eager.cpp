@@ -1,6 +1,6 @@
 // Eager-mode costs: dispatch overhead of a tiny op, and elementwise / reduction throughput
 // on 16M floats measured against a plain copy in the same run, and the transpose kernel at
-// sizes from in-L1 to past L2 against the same copy (bench/README.md).
+// sizes from in-L1 to past L3 against the same copy (bench/README.md).
 #include <benchmark/benchmark.h>
 
 #include <cstring>

@@ -37,8 +37,8 @@ const std::vector<std::vector<int64_t>> kShapes = {
     {}, {0}, {1}, {7}, {3, 0, 2}, {1, 7}, {13, 17}, {2, 3, 4, 5}, {1, 1, 1}, {5, 1, 3, 1},
     {600, 300},       // 180k elements: threaded and tiled
     {3, 257, 131},    // odd sizes, threaded
-    {40, 24},         // 4-byte register blocks: 16x16, 8x8 and the elements left over
-    {256, 128},       // rows 512 B apart: a tile's source rows share L1 sets
+    {40, 24},         // register blocks of each size (16, 8, 4) and the elements left over
+    {256, 128},       // powers of two, several tiles per thread
 };
 
 TEST(ShapeKernels, TransposeMatchesReferenceForAllPermutations) {
