@@ -1,6 +1,7 @@
 // The register-tiled float32 GEMM (backend/cpu/small_gemm.h) against a float64 loop, over
-// shapes that exercise every tile (rows 1-6 and a remainder, 1-4 vectors of columns),
-// both layouts of A, contractions shorter and longer than one slice, and accumulation;
+// shapes that exercise every tile (rows 1-6, split into tiles of nearly equal height, 1-4
+// vectors of columns), both layouts of A, contractions shorter and longer than one slice
+// (slicing changes no bit), and accumulation;
 // eager dot_general on small products, and its contraction split across threads (a long
 // contraction with a small result), against float64.
 #include <gtest/gtest.h>
@@ -63,8 +64,9 @@ TEST(SmallGemm, MatchesFloat64OverTilesAndLayouts) {
 
 TEST(SmallGemm, LongContractionsAndAccumulation) {
   if (!cpu::sgemm_tiles_supported(64)) GTEST_SKIP() << "no vector FMA in this build";
-  // K past one slice (64) and not a multiple of it; A read with a row stride of 2 * K.
-  for (int64_t K : {129, 300}) {
+  // K within one slice and past it (512), not a multiple of it; A read with a row
+  // stride of 2 * K.
+  for (int64_t K : {129, 300, 1100}) {
     const int64_t M = 11, N = 64;
     std::vector<float> a = values(M * 2 * K, 3), b = values(K * N, 4), c0 = values(M * N, 5), c = c0;
     cpu::sgemm_tiles(M, N, K, a.data(), 2 * K, 1, b.data(), N, c.data(), true);
@@ -72,6 +74,18 @@ TEST(SmallGemm, LongContractionsAndAccumulation) {
     cpu::sgemm_tiles(M, N, K, a.data(), 2 * K, 1, b.data(), N, c.data(), false);
     expect_close(c, reference(M, N, K, a, 2 * K, 1, b, {}), K, "overwritten");
   }
+}
+
+TEST(SmallGemm, ContractionSlicesChangeNoBit) {
+  if (!cpu::sgemm_tiles_supported(64)) GTEST_SKIP() << "no vector FMA in this build";
+  // Each element sums k in order whatever the slices: 1100 in one call (three slices)
+  // equals 600 (two slices) followed by 500 accumulated (one), bit for bit.
+  const int64_t M = 16, N = 64, K = 1100;
+  std::vector<float> a = values(K * M, 6), b = values(K * N, 7), whole(size_t(M * N)), parts(size_t(M * N));
+  cpu::sgemm_tiles(M, N, K, a.data(), 1, M, b.data(), N, whole.data(), false);
+  cpu::sgemm_tiles(M, N, 600, a.data(), 1, M, b.data(), N, parts.data(), false);
+  cpu::sgemm_tiles(M, N, K - 600, a.data() + 600 * M, 1, M, b.data() + 600 * N, N, parts.data(), true);
+  for (size_t i = 0; i < whole.size(); ++i) ASSERT_EQ(whole[i], parts[i]) << "element " << i;
 }
 
 TEST(SmallGemm, SupportNeedsWholeVectorsAndSmallWork) {

@@ -26,7 +26,7 @@ void small_sgemm(const SmallGemm& g, const float* A, const float* B, float* C);
 
 // The kernel behind it, for any size on one thread: C[M, N] (+)= A B with A(m, k) =
 // a[m*a_m + k*a_k], B [K, N] with row stride ldb, C contiguous; `accumulate` adds to C.
-// The contraction runs in slices that keep B's block in L1, so a long one (a weight
+// The contraction runs in slices that keep B's block in L2, so a long one (a weight
 // gradient over 3200 examples, which dot.cpp splits across threads) keeps its speed.
 // Supported when N is a multiple of the vector width, as above.
 bool sgemm_tiles_supported(int64_t N);
