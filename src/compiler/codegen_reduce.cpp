@@ -146,6 +146,12 @@ constexpr int64_t kMinParallelUnits = 8;
 // [12544, 64]) the split rows stream contiguous memory and win (0.5-0.7x).
 constexpr int64_t kWide = 4;
 constexpr int64_t kMinUnitCols = 256;
+// Rows a column kernel's phase combines in registers before updating the per-column
+// accumulators: one load and store of each accumulator per group instead of per row.
+// Row by row, each row's add waited on the previous row's store of the same accumulator
+// (sum over axis 0 of [12544, 64]: 0.070 ms eagerly, the same loop; 0.044 in groups).
+constexpr int64_t kRowGroup = 4;
+static_assert(kSumBlock % kRowGroup == 0, "a blocked sum's blocks end between groups of rows");
 
 }  // namespace
 
@@ -246,6 +252,7 @@ std::string KernelWriter::cols() {
   bool first_phase = true;
   for (auto& [phase, vars] : phases) {
     std::string decls, resets, updates, blk_resets, flushes, publish, combine;
+    std::string g_init, g_update, g_merge;  // the same updates for a group of rows
     bool blocked = false;
     scopes_.push_back(Scope{});  // 1: columns
     scopes_.push_back(Scope{});  // 2: elements
@@ -261,6 +268,10 @@ std::string KernelWriter::cols() {
       resets += str(p, "[jx_c] = ", o.init(), ";\n");
       if (o.nan) resets += str(pn, "[jx_c] = 0u;\n");
       std::string x = atom(e.inputs[0], ident);
+      const std::string g = str("jx_g", v), gn = str("jx_gn", v);
+      g_init += str(o.U, " ", g, " = ", o.init(), ";\n");
+      if (o.nan) g_init += str("unsigned ", gn, " = 0u;\n");
+      g_update += o.update(g, gn, x) + "\n";
       if (o.fl && e.prim == Prim::ReduceSum) {
         blocked = true;
         decls += str(o.U, " jx_b", v, "[", col_tile_, "];\n");
@@ -268,8 +279,10 @@ std::string KernelWriter::cols() {
         blk_resets += str("jx_b", v, "[jx_c] = 0;\n");
         updates += o.update(str("jx_b", v, "[jx_c]"), "", x) + "\n";
         flushes += o.merge(str(p, "[jx_c]"), "", str("jx_b", v, "[jx_c]"), "") + "\n";
+        g_merge += o.merge(str("jx_b", v, "[jx_c]"), "", g, "") + "\n";
       } else {
         updates += o.update(str(p, "[jx_c]"), str(pn, "[jx_c]"), x) + "\n";
+        g_merge += o.merge(str(p, "[jx_c]"), str(pn, "[jx_c]"), g, gn) + "\n";
       }
       if (coop_) {
         shared += str("const ", o.U, "* jx_s", v, "[", kMaxThreads, "];\n");
@@ -298,7 +311,23 @@ std::string KernelWriter::cols() {
         blocked ? str("if ((r - ", r0, ") % ", kSumBlock, "LL == ", kSumBlock - 1, "LL || r + 1 == ", r1, ") {\n",
                       indent_block(col_loop({}, flushes + blk_resets), "  "), "}\n")
                 : "";
-    code += row_loop(elem, elem.code + updates, r0, r1, tail);
+    // Groups of kRowGroup rows first, each row in a block of its own (`r` and its
+    // indices redeclared; the compiler hoists them out of the column loop), then the
+    // remaining rows one at a time. Block boundaries of blocked sums fall between groups
+    // (kSumBlock is a multiple of kRowGroup).
+    std::string group = decompose(red_, elem.used_dims, "r", "") + elem.code + g_update;
+    std::string grouped = g_init;
+    for (int64_t q = 0; q < kRowGroup; ++q)
+      grouped += str("{\n  const int64_t r = jx_rg + ", q, "LL;\n", indent_block(group, "  "), "}\n");
+    grouped += g_merge;
+    const std::string g_tail =
+        blocked ? str("if ((jx_rg + ", kRowGroup - 1, "LL - ", r0, ") % ", kSumBlock, "LL == ", kSumBlock - 1,
+                      "LL || jx_rg + ", kRowGroup, "LL == ", r1, ") {\n",
+                      indent_block(col_loop({}, flushes + blk_resets), "  "), "}\n")
+                : "";
+    code += str("{\nint64_t jx_rg = ", r0, ";\nfor (; jx_rg + ", kRowGroup, "LL <= ", r1, "; jx_rg += ", kRowGroup,
+                "LL) {\n", indent_block(col_loop(elem.used_dims, grouped) + g_tail, "  "), "}\n",
+                row_loop(elem, elem.code + updates, "jx_rg", r1, tail), "}\n");
     if (coop_) {
       // The combined value is the same in every thread; each keeps its own copy.
       code += publish + "#pragma omp barrier\n";

@@ -290,7 +290,13 @@ TEST(Codegen, ColumnReductionsLoopOverRowsOutside) {
   auto col_sum = [](const Arrays& a) -> Arrays { return {lax::reduce_sum(a[0], {0})}; };
   std::string small = source_of(col_sum, {aval(DType::Float32, {300, 70})});
   EXPECT_NE(small.find("float jx_a1[70];"), std::string::npos) << small;
-  EXPECT_NE(small.find("for (int64_t r = 0; r < 300LL; ++r)"), std::string::npos) << small;
+  // Rows in groups of 4, combined in registers and then into the block's sums (one
+  // update of each per group); blocks of 64 rows end between groups; the rest one by one.
+  EXPECT_NE(small.find("for (; jx_rg + 4LL <= 300LL; jx_rg += 4LL)"), std::string::npos) << small;
+  EXPECT_EQ(count(small, "const int64_t r = jx_rg + "), 4) << small;
+  EXPECT_EQ(count(small, "jx_b1[jx_c] += (float)jx_g1;"), 1) << small;
+  EXPECT_NE(small.find("if ((jx_rg + 3LL - 0) % 64LL == 63LL || jx_rg + 4LL == 300LL)"), std::string::npos) << small;
+  EXPECT_NE(small.find("for (int64_t r = jx_rg; r < 300LL; ++r)"), std::string::npos) << small;
   EXPECT_NE(small.find("if ((r - 0) % 64LL == 63LL || r + 1 == 300LL)"), std::string::npos) << small;
   EXPECT_NE(small.find("for (int64_t jx_c = 0; jx_c < 70LL; ++jx_c)"), std::string::npos) << small;
   EXPECT_NE(small.find("in0[r*70LL + jx_c]"), std::string::npos) << small;  // contiguous per row
@@ -358,7 +364,10 @@ TEST(Codegen, ColumnReductionsMatchTheInterpreter) {
   const std::vector<int64_t> subsets[] = {{0}, {1}, {0, 1}};
   // One program per shape, every reduction of it an output (one compile per shape).
   // {64, 20, 60} over axis 0: wide and short, in blocks of 256 columns and a last of 176.
-  for (const Shape& s : {Shape{5, 7, 19}, Shape{40, 30, 70}, Shape{3, 11, 3000}, Shape{64, 20, 60}}) {
+  // {41, 37, 64} over (0, 1): 1517 rows shared by the threads, a share starting at a row
+  // that is not a multiple of the group of 4 and ending with a partial group.
+  for (const Shape& s :
+       {Shape{5, 7, 19}, Shape{40, 30, 70}, Shape{3, 11, 3000}, Shape{64, 20, 60}, Shape{41, 37, 64}}) {
     auto f = [&](const Arrays& a) -> Arrays {
       Arrays out;
       for (const Op& op : ops_)

@@ -5,7 +5,8 @@
 //      rows of up to 64 add lane by lane across the outer reduced rows, then fold once;
 //      rows with no outer reduced dim go straight to the row loop, one output each);
 //   B. the innermost dim is kept: each output row accumulates input rows, vectorized
-//      across the kept dim (float sums in blocks of rows for accuracy).
+//      across the kept dim, four rows per update of the accumulator row (float sums in
+//      blocks of rows for accuracy).
 // Both split across threads by outputs when there are enough, else by the reduced range.
 #include <omp.h>
 
@@ -120,6 +121,18 @@ inline void row_accumulate(C* __restrict acc, const T* __restrict row, int64_t n
   for (int64_t k = 0; k < n; ++k) acc[k] = combine<op, C>(acc[k], C(row[k]));
 }
 
+// acc[k] op= (r0[k] op r1[k]) op (r2[k] op r3[k]): one load and store of the accumulator
+// per four rows, and the rows combine independently of it. Ties and NaN in max/min keep
+// the first row's value as the one-row loop does.
+template <ReduceOp op, class T, class C>
+inline void rows4_accumulate(C* __restrict acc, const T* __restrict r0, const T* __restrict r1,
+                             const T* __restrict r2, const T* __restrict r3, int64_t n) {
+#pragma omp simd
+  for (int64_t k = 0; k < n; ++k)
+    acc[k] = combine<op, C>(acc[k], combine<op, C>(combine<op, C>(C(r0[k]), C(r1[k])),
+                                                   combine<op, C>(C(r2[k]), C(r3[k]))));
+}
+
 struct Plan {
   std::vector<int64_t> ksz, kst;  // outer kept dims: sizes, input strides
   std::vector<int64_t> rsz, rst;  // outer reduced dims
@@ -218,7 +231,13 @@ void reduce_inner_kept(const Plan& pl, const T* x, T* out) {
     const int64_t n = c1 - c0;
     auto seq = [&](int64_t a, int64_t b, C* dst) {
       Walker w(pl.rsz, pl.rst, a);
-      for (int64_t r = a; r < b; ++r, w.step()) row_accumulate<op, T, C>(dst, base + w.off, n);
+      int64_t r = a;
+      for (; r + 4 <= b; r += 4) {
+        const T* p[4];
+        for (auto& q : p) q = base + w.off, w.step();
+        rows4_accumulate<op, T, C>(dst, p[0], p[1], p[2], p[3], n);
+      }
+      for (; r < b; ++r, w.step()) row_accumulate<op, T, C>(dst, base + w.off, n);
     };
     if constexpr (blocked) {
       auto rec = [&](auto& self, int64_t a, int64_t b, C* dst, int level) -> void {
