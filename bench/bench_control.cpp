@@ -6,7 +6,8 @@
 //             >= 5x eager jx, >= 3x PyTorch. rnn_ratio alternates the two calls and
 //             reports the median eager/jit ratio (robust to a machine whose speed drifts);
 //             rnn_switch compares the program compiled with and without a compiler
-//             switch (JX_BENCH_AB=NAME=VALUE; skipped without it).
+//             switch (JX_BENCH_AB=NAME=VALUE; skipped without it); rnn_floor times the
+//             program's five products alone through the same kernels, a floor for jit.
 //   newton_*  sqrt by Newton on 1M float32, x <- 0.5 (x + a / x): 20 iterations through
 //             fori_loop (a scan), and a while_loop until max |x^2 - a| < 1e-3 (it
 //             stops after 13 iterations for these inputs); against a hand-written 2-thread
@@ -14,6 +15,7 @@
 // Each compiled benchmark reports the allocator's buffers per call (allocs/call): they do
 // not depend on the number of iterations.
 #include <benchmark/benchmark.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <chrono>
@@ -23,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/cpu/small_gemm.h"
 #include "compiler/compile.h"
 #include "core/allocator.h"
 #include "core/array_impl.h"
@@ -152,6 +155,71 @@ void BM_rnn_ratio(benchmark::State& st) {
   st.counters["eager/jit"] = median(ratio);
 }
 BENCHMARK(BM_rnn_ratio)->UseRealTime()->Unit(benchmark::kMillisecond);
+
+// The compiled RNN's arithmetic alone, as a floor for the ratio: its five products (x @ U
+// over all steps; per step and row block of 16, h @ W forward and dz @ W^T backward,
+// each step reading the previous one's result; dW and dU with the contraction split over
+// the threads) through the same register tiles on 2 threads, with nothing else: no tanh,
+// no elementwise kernels, no stacking, no driver. Each iteration times one eager call and
+// then the products, as rnn_ratio does; eager/floor bounds what any compiled program
+// built on these kernels can reach on this machine.
+void BM_rnn_floor(benchmark::State& st) {
+  if (!jx::cpu::sgemm_tiles_supported(kHidden)) {
+    st.SkipWithError("no vector FMA in this build: the tiles do not run");
+    return;
+  }
+  Arrays args = rnn_args();
+  const std::vector<float> W = args[0].to_vector<float>(), U = args[1].to_vector<float>(),
+                           xs = args[4].to_vector<float>();
+  std::vector<float> WT(size_t(kHidden * kHidden));
+  for (int64_t i = 0; i < kHidden; ++i)
+    for (int64_t j = 0; j < kHidden; ++j) WT[size_t(j * kHidden + i)] = W[size_t(i * kHidden + j)];
+  const int64_t rows = kSteps * kBatch, H = kHidden;
+  std::vector<float> xu(size_t(rows * H)), hs(size_t((rows + kBatch) * H), 0.5f), dz(size_t((rows + kBatch) * H), 0.5f),
+      part(size_t(4 * H * H));
+  std::vector<double> eager, floor, ratio;
+  using clock = std::chrono::steady_clock;
+  for (auto _ : st) {
+    const auto t0 = clock::now();
+    Arrays e = rnn_step(args);
+    const auto t1 = clock::now();
+#pragma omp parallel num_threads(2)
+    {
+      const int s = omp_get_thread_num(), P = omp_get_num_threads();
+      const int64_t r0 = rows * s / P, r1 = rows * (s + 1) / P, block = kBatch / P;
+      jx::cpu::sgemm_tiles(r1 - r0, H, kIn, xs.data() + r0 * kIn, kIn, 1, U.data(), H, xu.data() + r0 * H, false);
+#pragma omp barrier
+      // hs row block t+1 = (row block t) @ W; dz row block t = (row block t+1) @ W^T.
+      for (int64_t t = 0; t < kSteps; ++t) {
+        const float* h = hs.data() + (t * kBatch + s * block) * H;
+        jx::cpu::sgemm_tiles(block, H, H, h, H, 1, W.data(), H, hs.data() + ((t + 1) * kBatch + s * block) * H, false);
+      }
+      for (int64_t t = kSteps - 1; t >= 0; --t) {
+        const float* d = dz.data() + ((t + 1) * kBatch + s * block) * H;
+        jx::cpu::sgemm_tiles(block, H, H, d, H, 1, WT.data(), H, dz.data() + (t * kBatch + s * block) * H, false);
+      }
+#pragma omp barrier
+      // dW = hs^T dz and dU = xs^T dz over this thread's slice of the 3200 rows.
+      jx::cpu::sgemm_tiles(H, H, r1 - r0, hs.data() + r0 * H, 1, H, dz.data() + r0 * H, H,
+                           part.data() + size_t(2 * s) * size_t(H * H), false);
+      jx::cpu::sgemm_tiles(kIn, H, r1 - r0, xs.data() + r0 * kIn, 1, kIn, dz.data() + r0 * H, H,
+                           part.data() + size_t(2 * s + 1) * size_t(H * H), false);
+    }
+    const auto t2 = clock::now();
+    benchmark::DoNotOptimize(e);
+    benchmark::DoNotOptimize(part.data());
+    benchmark::ClobberMemory();
+    eager.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+    floor.push_back(std::chrono::duration<double, std::milli>(t2 - t1).count());
+    ratio.push_back(eager.back() / floor.back());
+  }
+  const double flops = 2.0 * double(rows) * double(H) * double(H + kIn) * 2 + 2.0 * double(rows) * double(H) * double(H);
+  st.counters["eager_ms"] = median(eager);
+  st.counters["floor_ms"] = median(floor);
+  st.counters["eager/floor"] = median(ratio);
+  st.counters["GFLOP/s"] = flops / (median(floor) * 1e6);
+}
+BENCHMARK(BM_rnn_floor)->UseRealTime()->Unit(benchmark::kMillisecond);
 
 // A compiler switch measured on the RNN: JX_BENCH_AB=NAME=VALUE compiles program A as is
 // and program B with NAME=VALUE in the environment (JX_SCAN_REMAT=0, ...). Each iteration
