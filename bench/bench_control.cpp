@@ -131,28 +131,36 @@ double median(std::vector<double> v) {
 
 // The ratio the goal names, measured so that a slower or faster stretch of a shared
 // machine hits both sides alike: each iteration times one eager call and then one call of
-// the compiled program; the counters are the medians of each and the median of the
-// per-iteration ratios (eager / jit).
-void BM_rnn_ratio(benchmark::State& st) {
-  Arrays args = rnn_args();
-  auto exe = compile_flat(rnn_step, args, "bench_rnn");
-  std::vector<double> eager, jit, ratio;
+// `run`; the counters are the medians of each (eager_ms, NAME_ms) and the median of the
+// per-iteration ratios (eager/NAME). Returns the median time of `run` in ms.
+template <class Run>
+double time_after_eager(benchmark::State& st, const Arrays& args, const std::string& name, Run&& run) {
+  std::vector<double> eager, other, ratio;
   using clock = std::chrono::steady_clock;
   for (auto _ : st) {
     const auto t0 = clock::now();
     Arrays e = rnn_step(args);
     const auto t1 = clock::now();
-    Arrays j = exe->run(args);
+    run();
     const auto t2 = clock::now();
     benchmark::DoNotOptimize(e);
-    benchmark::DoNotOptimize(j);
     eager.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
-    jit.push_back(std::chrono::duration<double, std::milli>(t2 - t1).count());
-    ratio.push_back(eager.back() / jit.back());
+    other.push_back(std::chrono::duration<double, std::milli>(t2 - t1).count());
+    ratio.push_back(eager.back() / other.back());
   }
   st.counters["eager_ms"] = median(eager);
-  st.counters["jit_ms"] = median(jit);
-  st.counters["eager/jit"] = median(ratio);
+  st.counters[name + "_ms"] = median(other);
+  st.counters["eager/" + name] = median(ratio);
+  return median(other);
+}
+
+void BM_rnn_ratio(benchmark::State& st) {
+  Arrays args = rnn_args();
+  auto exe = compile_flat(rnn_step, args, "bench_rnn");
+  time_after_eager(st, args, "jit", [&] {
+    Arrays j = exe->run(args);
+    benchmark::DoNotOptimize(j);
+  });
 }
 BENCHMARK(BM_rnn_ratio)->UseRealTime()->Unit(benchmark::kMillisecond);
 
@@ -177,12 +185,7 @@ void BM_rnn_floor(benchmark::State& st) {
   const int64_t rows = kSteps * kBatch, H = kHidden;
   std::vector<float> xu(size_t(rows * H)), hs(size_t((rows + kBatch) * H), 0.5f), dz(size_t((rows + kBatch) * H), 0.5f),
       part(size_t(4 * H * H));
-  std::vector<double> eager, floor, ratio;
-  using clock = std::chrono::steady_clock;
-  for (auto _ : st) {
-    const auto t0 = clock::now();
-    Arrays e = rnn_step(args);
-    const auto t1 = clock::now();
+  const double floor_ms = time_after_eager(st, args, "floor", [&] {
 #pragma omp parallel num_threads(2)
     {
       const int s = omp_get_thread_num(), P = omp_get_num_threads();
@@ -205,19 +208,11 @@ void BM_rnn_floor(benchmark::State& st) {
       jx::cpu::sgemm_tiles(kIn, H, r1 - r0, xs.data() + r0 * kIn, 1, kIn, dz.data() + r0 * H, H,
                            part.data() + size_t(2 * s + 1) * size_t(H * H), false);
     }
-    const auto t2 = clock::now();
-    benchmark::DoNotOptimize(e);
     benchmark::DoNotOptimize(part.data());
     benchmark::ClobberMemory();
-    eager.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
-    floor.push_back(std::chrono::duration<double, std::milli>(t2 - t1).count());
-    ratio.push_back(eager.back() / floor.back());
-  }
+  });
   const double flops = 2.0 * double(rows) * double(H) * double(H + kIn) * 2 + 2.0 * double(rows) * double(H) * double(H);
-  st.counters["eager_ms"] = median(eager);
-  st.counters["floor_ms"] = median(floor);
-  st.counters["eager/floor"] = median(ratio);
-  st.counters["GFLOP/s"] = flops / (median(floor) * 1e6);
+  st.counters["GFLOP/s"] = flops / (floor_ms * 1e6);
 }
 BENCHMARK(BM_rnn_floor)->UseRealTime()->Unit(benchmark::kMillisecond);
 
